@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Parsing and formatting of addresses, prefixes, MACs and hex keys. */
+#include "addr.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int esgw_parse_ipv4(const char *s, uint32_t *addr)
+{
+	struct in_addr in;
+
+	if (s == NULL || inet_pton(AF_INET, s, &in) != 1)
+		return -1;
+	*addr = ntohl(in.s_addr);
+	return 0;
+}
+
+int esgw_parse_prefix(const char *s, uint32_t *addr, uint8_t *len)
+{
+	char buf[32];
+	const char *slash;
+	uint32_t plen = 32;
+
+	if (s == NULL || strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	slash = strchr(s, '/');
+	if (slash != NULL) {
+		buf[slash - s] = '\0';
+		if (esgw_parse_u32(slash + 1, 32, &plen) < 0)
+			return -1;
+	}
+	if (esgw_parse_ipv4(buf, addr) < 0)
+		return -1;
+	*len = (uint8_t)plen;
+	return 0;
+}
+
+uint32_t esgw_prefix_mask(uint8_t len)
+{
+	return len == 0 ? 0 : len >= 32 ? 0xffffffffu : ~((1u << (32 - len)) - 1);
+}
+
+char *esgw_fmt_ipv4(uint32_t addr, char *buf)
+{
+	snprintf(buf, 16, "%u.%u.%u.%u", addr >> 24, (addr >> 16) & 0xff, (addr >> 8) & 0xff,
+		 addr & 0xff);
+	return buf;
+}
+
+char *esgw_fmt_mac(const uint8_t mac[6], char *buf)
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		 mac[5]);
+	return buf;
+}
+
+static int hex_digit(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c = tolower(c);
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	return -1;
+}
+
+int esgw_parse_hex(const char *s, uint8_t *out, size_t max, size_t *len)
+{
+	size_t n, i;
+
+	if (s == NULL)
+		return -1;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X'))
+		s += 2;
+	n = strlen(s);
+	if (n == 0 || n % 2 != 0 || n / 2 > max)
+		return -1;
+	for (i = 0; i < n / 2; i++) {
+		int hi = hex_digit((unsigned char)s[2 * i]), lo = hex_digit((unsigned char)s[2 * i + 1]);
+
+		if (hi < 0 || lo < 0)
+			return -1;
+		out[i] = (uint8_t)(hi << 4 | lo);
+	}
+	*len = n / 2;
+	return 0;
+}
+
+int esgw_parse_u32(const char *s, uint32_t max, uint32_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s == NULL || *s == '\0' || *s == '-' || *s == '+' || isspace((unsigned char)*s))
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno != 0 || *end != '\0' || v > max)
+		return -1;
+	*out = (uint32_t)v;
+	return 0;
+}

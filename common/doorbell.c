@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Cross-process doorbells on hugepage memory: a shared (non-private) futex so
+ * an idle dataplane process sleeps instead of spinning and wakes as soon as a
+ * producer enqueues. */
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <rte_atomic.h>
+
+#include "shm.h"
+
+void esgw_doorbell_ring(struct esgw_doorbell *db)
+{
+	rte_smp_mb(); /* the enqueue is visible before we read sleeping */
+	if (db->sleeping) {
+		__atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
+		syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+	}
+}
+
+void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
+			int (*has_work)(void *arg), void *arg)
+{
+	struct timespec ts = {.tv_sec = timeout_us / 1000000,
+			      .tv_nsec = (long)(timeout_us % 1000000) * 1000};
+	uint32_t seq = db->seq;
+
+	db->sleeping = 1;
+	rte_smp_mb(); /* sleeping is visible before we look at the rings */
+	if (has_work == NULL || !has_work(arg))
+		syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+	db->sleeping = 0;
+}

@@ -1,0 +1,269 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Dataplane process framework: EAL start, attach, control socket, idle sleep. */
+#include "dp.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_memzone.h>
+
+#include "log.h"
+
+volatile int esgw_dp_quit;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	esgw_dp_quit = 1;
+}
+
+int esgw_dp_eal_init(int argc, char **argv)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+	int n;
+
+	n = rte_eal_init(argc, argv);
+	if (n < 0) {
+		ESGW_ERR("DPDK EAL init failed: %s", rte_strerror(rte_errno));
+		exit(1);
+	}
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	return n;
+}
+
+int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms)
+{
+	const struct rte_memzone *mz = NULL;
+	int waited = 0;
+
+	for (;;) {
+		mz = rte_memzone_lookup(ESGW_SHARED_NAME);
+		dp->pool = rte_mempool_lookup(ESGW_POOL_NAME);
+		if (mz != NULL && dp->pool != NULL)
+			break;
+		if (waited >= timeout_ms || esgw_dp_quit) {
+			ESGW_ERR("shared objects %s/%s not found: is esgw-rxtx running with the "
+				 "same --file-prefix?",
+				 ESGW_SHARED_NAME, ESGW_POOL_NAME);
+			return -1;
+		}
+		usleep(10000);
+		waited += 10;
+	}
+	dp->shared = mz->addr;
+	if (dp->shared->magic != ESGW_SHARED_MAGIC) {
+		ESGW_ERR("shared table has a bad magic number: version mismatch with esgw-rxtx?");
+		return -1;
+	}
+	return 0;
+}
+
+int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd;
+
+	dp->conn_fd = -1;
+	if (dp->rundir[0] == '\0')
+		snprintf(dp->rundir, sizeof(dp->rundir), "%s", ESGW_RUNDIR_DEFAULT);
+	mkdir(dp->rundir, 0750);
+	snprintf(dp->sock_path, sizeof(dp->sock_path), "%s/%s.sock", dp->rundir, name);
+	if (strlen(dp->sock_path) >= sizeof(addr.sun_path)) {
+		ESGW_ERR("control socket path too long: %s", dp->sock_path);
+		return -1;
+	}
+	strcpy(addr.sun_path, dp->sock_path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ESGW_ERR("socket: %s", strerror(errno));
+		return -1;
+	}
+	unlink(dp->sock_path);
+	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
+	    chmod(dp->sock_path, 0600) < 0 || listen(fd, 4) < 0) {
+		ESGW_ERR("control socket %s: %s", dp->sock_path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	dp->listen_fd = fd;
+	return 0;
+}
+
+void esgw_dp_ctl_close(struct esgw_dp *dp)
+{
+	if (dp->conn_fd >= 0)
+		close(dp->conn_fd);
+	if (dp->listen_fd >= 0) {
+		close(dp->listen_fd);
+		unlink(dp->sock_path);
+	}
+	dp->conn_fd = dp->listen_fd = -1;
+	esgw_frame_free(&dp->rx);
+}
+
+void *esgw_dp_alloc(struct esgw_dp *dp, size_t size)
+{
+	void *p;
+
+	if (dp->arena_len == dp->arena_cap) {
+		size_t cap = dp->arena_cap ? dp->arena_cap * 2 : 64;
+		void **a = realloc(dp->arena, cap * sizeof(*a));
+
+		if (a == NULL)
+			abort(); /* out of memory answering a stats query: nothing sane to do */
+		dp->arena = a;
+		dp->arena_cap = cap;
+	}
+	p = calloc(1, size ? size : 1);
+	if (p == NULL)
+		abort();
+	dp->arena[dp->arena_len++] = p;
+	return p;
+}
+
+char *esgw_dp_strdup(struct esgw_dp *dp, const char *s)
+{
+	char *p = esgw_dp_alloc(dp, strlen(s) + 1);
+
+	strcpy(p, s);
+	return p;
+}
+
+static void arena_release(struct esgw_dp *dp)
+{
+	for (size_t i = 0; i < dp->arena_len; i++)
+		free(dp->arena[i]);
+	dp->arena_len = 0;
+}
+
+Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value)
+{
+	Esgw__Counter *c = esgw_dp_alloc(dp, sizeof(*c));
+
+	esgw__counter__init(c);
+	c->name = (char *)name;
+	c->value = value;
+	return c;
+}
+
+Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
+				      size_t *n)
+{
+	Esgw__Counter **list = esgw_dp_alloc(dp, ESGW_DROP_MAX * sizeof(*list));
+
+	for (int i = 0; i < ESGW_DROP_MAX; i++)
+		list[i] = esgw_dp_counter(dp, esgw_drop_name(i), drops[i]);
+	*n = ESGW_DROP_MAX;
+	return list;
+}
+
+static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
+{
+	Esgw__DpResponse resp = ESGW__DP_RESPONSE__INIT;
+	Esgw__DpStats stats = ESGW__DP_STATS__INIT;
+	char err[256] = "";
+
+	if (req == NULL) {
+		resp.status = ESGW__STATUS__STATUS_MALFORMED;
+		resp.error = "malformed DpRequest";
+	} else if (req->version != ESGW__API_VERSION__API_VERSION_CURRENT) {
+		resp.status = ESGW__STATUS__STATUS_VERSION_MISMATCH;
+		resp.error = "unsupported API version";
+	} else if (req->body_case == ESGW__DP_REQUEST__BODY_CONFIG) {
+		if (dp->on_config(dp, req->config, err, sizeof(err)) < 0) {
+			resp.status = ESGW__STATUS__STATUS_INVALID_ARGUMENT;
+			resp.error = err;
+			ESGW_WARN("configuration %" PRIu64 " refused: %s", req->config->generation,
+				  err);
+		} else {
+			dp->generation = req->config->generation;
+		}
+	} else if (req->body_case == ESGW__DP_REQUEST__BODY_STATS) {
+		stats.role = (char *)dp->role;
+		stats.worker = dp->worker;
+		stats.pid = getpid();
+		stats.generation = dp->generation;
+		if (dp->on_stats != NULL)
+			dp->on_stats(dp, &stats);
+		resp.stats = &stats;
+	} else {
+		resp.status = ESGW__STATUS__STATUS_INVALID_ARGUMENT;
+		resp.error = "unknown DpRequest type";
+	}
+	if (esgw_msg_write(dp->conn_fd, &resp.base, 1000) < 0) {
+		ESGW_WARN("control reply failed: %s", strerror(errno));
+		close(dp->conn_fd);
+		dp->conn_fd = -1;
+		dp->rx.len = 0;
+	}
+	arena_release(dp);
+}
+
+void esgw_dp_ctl_poll(struct esgw_dp *dp)
+{
+	uint8_t buf[16384];
+	const uint8_t *msg;
+	size_t len;
+	ssize_t r;
+	int fd, rc;
+
+	fd = accept4(dp->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0) {
+		/* One controller at a time: a new connection replaces the old one. */
+		if (dp->conn_fd >= 0)
+			close(dp->conn_fd);
+		dp->conn_fd = fd;
+		dp->rx.len = 0;
+	}
+	if (dp->conn_fd < 0)
+		return;
+	for (;;) {
+		r = read(dp->conn_fd, buf, sizeof(buf));
+		if (r < 0 && (errno == EAGAIN || errno == EINTR))
+			break;
+		if (r <= 0 || esgw_frame_feed(&dp->rx, buf, (size_t)r) < 0) {
+			close(dp->conn_fd);
+			dp->conn_fd = -1;
+			dp->rx.len = 0;
+			return;
+		}
+	}
+	while ((rc = esgw_frame_next(&dp->rx, &msg, &len)) == ESGW_FRAME_READY) {
+		Esgw__DpRequest *req = esgw__dp_request__unpack(NULL, len, msg);
+
+		answer(dp, req);
+		if (req != NULL)
+			esgw__dp_request__free_unpacked(req, NULL);
+		if (dp->conn_fd < 0)
+			return;
+		esgw_frame_consume(&dp->rx);
+	}
+	if (rc == ESGW_FRAME_TOO_BIG) {
+		ESGW_WARN("control message over %u bytes: closing the connection", ESGW_FRAME_MAX);
+		close(dp->conn_fd);
+		dp->conn_fd = -1;
+		dp->rx.len = 0;
+	}
+}
+
+void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
+		  int (*has_work)(void *arg), void *arg)
+{
+	esgw_dp_ctl_poll(dp);
+	esgw_doorbell_wait(db, timeout_us, has_work, arg);
+}

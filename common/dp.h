@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* What every dataplane process (rxtx, router, crypto worker) shares: EAL start,
+ * attaching to the primary's shared objects, the control socket on which
+ * esgw-ctld pushes DpConfig and asks for DpStats, quitting on SIGTERM, and the
+ * idle sleep. The data thread itself serves the control socket between bursts,
+ * so configuration is applied without locks. */
+#ifndef ESGW_DP_H
+#define ESGW_DP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <rte_mempool.h>
+
+#include "esgw.pb-c.h"
+#include "framing.h"
+#include "shm.h"
+
+#define ESGW_RUNDIR_DEFAULT "/run/esgw"
+
+struct esgw_dp;
+
+/* Apply a pushed configuration. Return 0, or -1 with a message in err. */
+typedef int (*esgw_dp_config_fn)(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
+				 size_t errlen);
+/* Fill counters, ports and SAs of stats (role, pid, generation are set). Memory
+ * from esgw_dp_alloc() is released after the response is sent. */
+typedef void (*esgw_dp_stats_fn)(struct esgw_dp *dp, Esgw__DpStats *stats);
+
+struct esgw_dp {
+	const char *role; /* "rxtx", "router", "crypto" */
+	int worker;       /* crypto worker id, -1 otherwise */
+	char rundir[256];
+	char sock_path[300];
+	struct esgw_shared *shared;
+	struct rte_mempool *pool;
+	esgw_dp_config_fn on_config;
+	esgw_dp_stats_fn on_stats;
+	uint64_t generation;
+	/* private to dp.c */
+	int listen_fd;
+	int conn_fd;
+	struct esgw_frame_buf rx;
+	void **arena;
+	size_t arena_len, arena_cap;
+};
+
+/* Set when SIGTERM or SIGINT arrived: the main loop returns and cleans up. */
+extern volatile int esgw_dp_quit;
+
+/* rte_eal_init plus signal handlers; returns the number of EAL arguments
+ * consumed (argv is shifted like rte_eal_init does) or exits with a message. */
+int esgw_dp_eal_init(int argc, char **argv);
+/* Secondary: look up the shared table and mbuf pool created by rxtx, waiting
+ * up to timeout_ms for them. Returns 0 or -1 with a message logged. */
+int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms);
+/* Create the control socket <rundir>/<name>.sock (0600). */
+int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name);
+/* Serve the control socket without blocking: accept, read, answer. */
+void esgw_dp_ctl_poll(struct esgw_dp *dp);
+void esgw_dp_ctl_close(struct esgw_dp *dp);
+/* Sleep on a doorbell (see shm.h) after serving the control socket. */
+void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
+		  int (*has_work)(void *arg), void *arg);
+
+/* Memory for a stats reply, freed after the reply is sent. Zeroed. */
+void *esgw_dp_alloc(struct esgw_dp *dp, size_t size);
+char *esgw_dp_strdup(struct esgw_dp *dp, const char *s);
+/* An array of n Counter messages named after the drop reasons, from drops[]. */
+Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
+				      size_t *n);
+/* One named counter. */
+Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value);
+
+/* Drop one mbuf for a named reason: free it and count it. */
+static inline void esgw_drop(struct rte_mbuf *m, uint64_t drops[ESGW_DROP_MAX],
+			     enum esgw_drop reason)
+{
+	drops[reason]++;
+	rte_pktmbuf_free(m);
+}
+
+#endif

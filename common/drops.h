@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The one list of reasons a packet is dropped: generates the enum, the counter
+ * names shown by esgwctl, and their help text. */
+#ifndef ESGW_DROPS_H
+#define ESGW_DROPS_H
+
+#define ESGW_FOREACH_DROP(X)                                                       \
+	X(MALFORMED, "malformed", "truncated or malformed packet")                     \
+	X(NOT_IP, "not_ip", "ethertype neither IPv4 nor ARP")                          \
+	X(BAD_IP_CHECKSUM, "bad_ip_checksum", "IPv4 header checksum wrong")           \
+	X(NO_ROUTE, "no_route", "no route to the destination")                         \
+	X(TTL_EXPIRED, "ttl_expired", "TTL reached zero while forwarding")             \
+	X(ARP_UNRESOLVED, "arp_unresolved", "next hop's MAC address unknown")          \
+	X(UNSUPPORTED_PROTOCOL, "unsupported_protocol",                                \
+	  "packet to a gateway address with a protocol it does not serve")            \
+	X(NO_SA, "no_sa", "ESP packet for an unknown SPI, or tunnel without SA")       \
+	X(NO_WORKER, "no_worker", "the SA's crypto worker is not running")             \
+	X(RING_FULL, "ring_full", "the next stage's ring was full")                    \
+	X(NO_MBUF, "no_mbuf", "mbuf pool exhausted")                                   \
+	X(TX_FAILED, "tx_failed", "the port did not accept the packet")               \
+	X(REPLAY, "replay", "duplicate or too-old ESP sequence number")               \
+	X(AUTH_FAILED, "auth_failed", "ESP integrity check (ICV) failed")              \
+	X(BAD_PADDING, "bad_padding", "ESP padding or pad length invalid")             \
+	X(BAD_NEXT_HEADER, "bad_next_header", "ESP next header not IPv4")              \
+	X(TFC_DUMMY, "tfc_dummy", "ESP dummy packet (next header 59)")               \
+	X(SEQ_OVERFLOW, "seq_overflow", "outbound sequence number space exhausted")   \
+	X(TOO_BIG, "too_big", "packet too large after encapsulation")                 \
+	X(CRYPTO_ERROR, "crypto_error", "intel-ipsec-mb reported an error")
+
+enum esgw_drop {
+#define ESGW_DROP_ENUM(id, name, help) ESGW_DROP_##id,
+	ESGW_FOREACH_DROP(ESGW_DROP_ENUM)
+#undef ESGW_DROP_ENUM
+	ESGW_DROP_MAX
+};
+
+/* Counter name ("auth_failed") and help text of a drop reason. */
+const char *esgw_drop_name(enum esgw_drop reason);
+const char *esgw_drop_help(enum esgw_drop reason);
+
+#endif

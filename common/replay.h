@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ESP anti-replay window (RFC 4303 section 3.4.3), kept as a ring of 64-bit
+ * words in the style of RFC 6479 so that sliding never shifts the whole bitmap.
+ * Pure functions: the crypto worker calls replay_check() before decrypting and
+ * replay_update() only after the ICV verified, so a forged packet never moves
+ * the window. */
+#ifndef ESGW_REPLAY_H
+#define ESGW_REPLAY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define REPLAY_WINDOW_MAX 4096 /* packets */
+#define REPLAY_WINDOW_DEFAULT 64
+#define REPLAY_WORDS (REPLAY_WINDOW_MAX / 64 + 1) /* one spare word, RFC 6479 */
+
+struct replay_window {
+	uint64_t top;   /* highest sequence number accepted so far, 0: none yet */
+	uint32_t size;  /* window size in packets, 64..REPLAY_WINDOW_MAX */
+	uint32_t words; /* bitmap words in use: size / 64 + 1 */
+	uint64_t bitmap[REPLAY_WORDS];
+};
+
+/* size is rounded up to a multiple of 64 and clamped to 64..REPLAY_WINDOW_MAX. */
+void replay_init(struct replay_window *w, uint32_t size);
+/* true if seq may be accepted: non-zero, not too old, not yet seen. */
+bool replay_check(const struct replay_window *w, uint64_t seq);
+/* Record seq as seen (call only after the ICV verified); slides the window. */
+void replay_update(struct replay_window *w, uint64_t seq);
+
+#endif

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The hugepage objects esgw-rxtx (the DPDK primary) creates and every secondary
+ * looks up by name: the mbuf pool, the rings, and the shared table of doorbells
+ * and per-SA runtime state. One gateway instance per DPDK --file-prefix, so the
+ * names need no instance part. */
+#ifndef ESGW_SHM_H
+#define ESGW_SHM_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_memory.h>
+#include <rte_ring.h>
+
+#include "drops.h"
+#include "replay.h"
+
+#define ESGW_MAX_PORTS 8
+#define ESGW_MAX_WORKERS 8
+#define ESGW_MAX_SA 1024 /* SA runtime slots */
+
+#define ESGW_POOL_NAME "esgw.pool"
+#define ESGW_SHARED_NAME "esgw.shared"
+#define ESGW_RING_ROUTER_IN "esgw.router_in" /* rxtx RX and decrypted packets -> router */
+#define ESGW_RING_TX_FMT "esgw.tx.%u"        /* anyone -> rxtx, one per port id */
+#define ESGW_RING_CRYPTO_FMT "esgw.crypto.%u" /* router -> crypto worker N */
+
+#define ESGW_POOL_SIZE 16383
+#define ESGW_POOL_CACHE 256
+#define ESGW_RING_SIZE 4096
+#define ESGW_BURST 32
+
+/* What a packet on a ring is, set by whoever enqueues it. */
+enum esgw_pkt_kind {
+	ESGW_PKT_RX = 1,        /* rxtx -> router: a frame as received, L2 header on */
+	ESGW_PKT_ENCRYPT = 2,   /* router -> crypto: inner IPv4 packet (no L2), sa_slot, L2 out */
+	ESGW_PKT_DECRYPT = 3,   /* router -> crypto: outer IPv4+ESP (no L2), sa_slot */
+	ESGW_PKT_DECRYPTED = 4, /* crypto -> router: inner IPv4 packet (no L2), sa_slot */
+	ESGW_PKT_TX = 5,        /* anyone -> rxtx: a complete frame for out_port */
+};
+
+/* Per-packet metadata in the mbuf private area. The enqueuer owns the mbuf
+ * until the enqueue succeeds; the dequeuer owns it after. */
+struct esgw_meta {
+	uint8_t kind;
+	uint8_t reserved;
+	uint16_t in_port;
+	uint16_t out_port;
+	uint16_t reserved2;
+	uint32_t sa_slot;
+	struct rte_ether_addr dst_mac; /* L2 header to prepend after encryption */
+	struct rte_ether_addr src_mac;
+	uint64_t timestamp; /* TSC at RX, for latency measurement */
+};
+
+#define ESGW_MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct esgw_meta), RTE_MBUF_PRIV_ALIGN)
+
+static inline struct esgw_meta *esgw_meta(struct rte_mbuf *m)
+{
+	return (struct esgw_meta *)rte_mbuf_to_priv(m);
+}
+
+/* A sleeping consumer's wake-up word (a shared futex). The consumer announces
+ * it is going to sleep, re-checks its rings, then waits on seq; a producer that
+ * enqueued and sees sleeping set bumps seq and wakes it. */
+struct esgw_doorbell {
+	volatile uint32_t seq;
+	volatile uint32_t sleeping;
+} __rte_cache_aligned;
+
+/* Counters of one SA, written only by the worker that owns it. */
+struct esgw_sa_counters {
+	uint64_t packets;
+	uint64_t bytes;
+	uint64_t drops[ESGW_DROP_MAX];
+};
+
+/* Runtime state of one SA, in shared memory so that it survives a worker
+ * restart or a move to another worker. Only the owning worker writes it; no key
+ * material is ever stored here. */
+struct esgw_sa_runtime {
+	uint64_t seq_out;       /* last outbound sequence number used; next is seq_out + 1 */
+	uint32_t spi;           /* SPI the state belongs to: a new SA in the slot resets it */
+	uint32_t owner;         /* worker id */
+	uint64_t generation;    /* bumped by the owner when (re)initialised */
+	struct replay_window replay;
+	struct esgw_sa_counters ctr;
+} __rte_cache_aligned;
+
+struct esgw_shared {
+	uint32_t magic;
+	uint32_t nb_ports;
+	struct esgw_doorbell db_rxtx;
+	struct esgw_doorbell db_router;
+	struct esgw_doorbell db_worker[ESGW_MAX_WORKERS];
+	struct esgw_sa_runtime sa[ESGW_MAX_SA];
+};
+
+#define ESGW_SHARED_MAGIC 0x65736777u /* "esgw" */
+
+/* Doorbell: producer side. Cheap when the consumer is awake (one read). */
+void esgw_doorbell_ring(struct esgw_doorbell *db);
+/* Consumer side: sleep until rung or timeout_us passes. has_work is called after
+ * announcing the sleep; if it returns non-zero the wait is skipped. */
+void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
+			int (*has_work)(void *arg), void *arg);
+
+#endif
