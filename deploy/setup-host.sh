@@ -7,7 +7,8 @@ set -euo pipefail
 PKGS=(build-essential meson ninja-build pkg-config
       dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libev-dev
       libprotobuf-c-dev protobuf-c-compiler
-      iproute2 ethtool iperf3 tcpdump procps python3-scapy python3-cryptography systemd)
+      iproute2 ethtool iperf3 tcpdump procps psmisc python3-scapy python3-cryptography
+      python3-pytest python3-protobuf protobuf-compiler systemd)
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "setup-host.sh: must run as root (hugepages, packages, namespaces)" >&2

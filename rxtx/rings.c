@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Creates the hugepage objects every other dataplane process looks up by name
+ * (common/shm.h): the mbuf pool, the shared table, and the rings. */
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+
+#include "log.h"
+#include "rxtx.h"
+
+static struct rte_ring *ring_create(const char *name, unsigned int flags)
+{
+	struct rte_ring *r = rte_ring_create(name, ESGW_RING_SIZE, (int)rte_socket_id(), flags);
+
+	if (r == NULL)
+		ESGW_ERR("ring %s: %s", name, rte_strerror(rte_errno));
+	return r;
+}
+
+int rxtx_shared_create(struct rxtx *rx)
+{
+	struct esgw_shared *shared;
+	char name[RTE_RING_NAMESIZE];
+
+	rx->dp.pool = rte_pktmbuf_pool_create(ESGW_POOL_NAME, ESGW_POOL_SIZE, ESGW_POOL_CACHE,
+					      ESGW_MBUF_PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
+					      (int)rte_socket_id());
+	if (rx->dp.pool == NULL) {
+		ESGW_ERR("mbuf pool %s: %s (is another esgw-rxtx running with this --file-prefix?)",
+			 ESGW_POOL_NAME, rte_strerror(rte_errno));
+		goto fail;
+	}
+
+	rx->shared_mz = rte_memzone_reserve(ESGW_SHARED_NAME, sizeof(struct esgw_shared),
+					    (int)rte_socket_id(), 0);
+	if (rx->shared_mz == NULL) {
+		ESGW_ERR("memzone %s: %s", ESGW_SHARED_NAME, rte_strerror(rte_errno));
+		goto fail;
+	}
+	shared = rx->shared_mz->addr;
+	memset(shared, 0, sizeof(*shared));
+	shared->nb_ports = rx->nb_ports;
+	/* The magic last: a secondary that sees it sees an initialised table. */
+	rte_smp_wmb();
+	shared->magic = ESGW_SHARED_MAGIC;
+	rx->dp.shared = shared;
+
+	/* Producers: rxtx RX and every crypto worker; consumer: the router. */
+	rx->router_in = ring_create(ESGW_RING_ROUTER_IN, RING_F_SC_DEQ);
+	if (rx->router_in == NULL)
+		goto fail;
+	/* Created for every possible worker so that scaling up needs no primary. */
+	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
+		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
+		rx->crypto[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (rx->crypto[w] == NULL)
+			goto fail;
+	}
+	for (uint16_t i = 0; i < rx->nb_ports; i++) {
+		uint16_t port = rx->ports[i];
+
+		snprintf(name, sizeof(name), ESGW_RING_TX_FMT, port);
+		rx->tx[port] = ring_create(name, RING_F_SC_DEQ);
+		if (rx->tx[port] == NULL)
+			goto fail;
+	}
+	return 0;
+fail:
+	rxtx_shared_free(rx);
+	return -1;
+}
+
+/* Only for a failed start: at a normal exit the objects stay until the EAL
+ * cleanup, since secondaries may still hold mbufs from the pool. */
+void rxtx_shared_free(struct rxtx *rx)
+{
+	for (unsigned int p = 0; p < ESGW_MAX_PORTS; p++) {
+		rte_ring_free(rx->tx[p]);
+		rx->tx[p] = NULL;
+	}
+	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
+		rte_ring_free(rx->crypto[w]);
+		rx->crypto[w] = NULL;
+	}
+	rte_ring_free(rx->router_in);
+	rx->router_in = NULL;
+	if (rx->shared_mz != NULL)
+		rte_memzone_free(rx->shared_mz);
+	rx->shared_mz = NULL;
+	rx->dp.shared = NULL;
+	rte_mempool_free(rx->dp.pool);
+	rx->dp.pool = NULL;
+}

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Sets up the machine, builds esgw and runs every test: the C unit tests
+# (meson test) and the integration tests with real processes in network
+# namespaces (pytest). Ends with one line "N passed, N failed"; exits non-zero
+# on any failure. Options: -k EXPR is passed to pytest to select tests.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+top=$(pwd)
+build=${ESGW_BUILD:-$top/build}
+export ESGW_BUILD=$build
+pytest_args=()
+[ "${1:-}" = "-k" ] && pytest_args=(-k "$2")
+
+./deploy/setup-host.sh || { echo "tests/run.sh: machine setup failed"; echo "0 passed, 1 failed"; exit 1; }
+
+if [ ! -f "$build/build.ninja" ]; then
+	meson setup "$build" >/tmp/esgw-meson-setup.log 2>&1 || {
+		cat /tmp/esgw-meson-setup.log; echo "0 passed, 1 failed"; exit 1; }
+fi
+if ! ninja -C "$build"; then
+	echo "tests/run.sh: build failed"
+	echo "0 passed, 1 failed"
+	exit 1
+fi
+
+passed=0
+failed=0
+
+# --- unit tests
+meson test -C "$build" --no-rebuild --print-errorlogs 2>&1 | tee /tmp/esgw-unit.log
+ok=$(awk '/^Ok:/ {print $2}' /tmp/esgw-unit.log)
+bad=$(awk '/^(Fail|Timeout|Unexpected Pass):/ {s += $NF} END {print s + 0}' /tmp/esgw-unit.log)
+passed=$((passed + ${ok:-0}))
+failed=$((failed + bad))
+[ -z "$ok" ] && failed=$((failed + 1))
+
+# --- integration tests (real processes, namespaces, scapy as the independent ESP peer)
+junit=/tmp/esgw-integration.xml
+rm -f "$junit"
+/usr/bin/python3 -m pytest -v -p no:cacheprovider --junitxml="$junit" "${pytest_args[@]}" tests/integration
+read -r ip ifail < <(/usr/bin/python3 - "$junit" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except Exception:
+    print(0, 1); sys.exit()
+suites = [root] if root.tag == "testsuite" else list(root)
+t = sum(int(s.get("tests", 0)) for s in suites)
+f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
+sk = sum(int(s.get("skipped", 0)) for s in suites)
+print(t - f - sk, f)
+PY
+)
+passed=$((passed + ip))
+failed=$((failed + ifail))
+
+# Nothing of ours may be left running or mounted.
+left=$(pgrep -a '^esgw-' || true)
+if [ -n "$left" ]; then
+	echo "tests/run.sh: esgw processes left running:"; echo "$left"
+	failed=$((failed + 1))
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
