@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* rxtx's answers on the control socket: the pushed DpConfig (nothing in it
+ * concerns rxtx yet) and DpStats with per-port and per-process counters. */
+#include <rte_ethdev.h>
+
+#include "rxtx.h"
+
+int rxtx_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
+{
+	/* Ports come from the command line; interface MTU and addresses are the
+	 * router's business. Accepting keeps ctld's push uniform. */
+	(void)dp;
+	(void)cfg;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port)
+{
+	Esgw__DpPortStats *ps = esgw_dp_alloc(dp, sizeof(*ps));
+	char name[RTE_ETH_NAME_MAX_LEN] = "";
+	struct rte_eth_stats st = {0};
+	char mac[32];
+
+	esgw__dp_port_stats__init(ps);
+	rte_eth_dev_get_name_by_port(port, name);
+	rxtx_port_mac(port, mac, sizeof(mac));
+	rte_eth_stats_get(port, &st); /* on failure the zeroes are the honest answer */
+	ps->port_id = port;
+	ps->device = esgw_dp_strdup(dp, name);
+	ps->mac = esgw_dp_strdup(dp, mac);
+	ps->rx_packets = st.ipackets;
+	ps->tx_packets = st.opackets;
+	ps->rx_bytes = st.ibytes;
+	ps->tx_bytes = st.obytes;
+	ps->rx_missed = st.imissed;
+	ps->tx_errors = st.oerrors;
+	return ps;
+}
+
+void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
+{
+	struct rxtx *rx = (struct rxtx *)dp;
+	Esgw__Counter **drops;
+	size_t n_drops, n = 0;
+
+	stats->ports = esgw_dp_alloc(dp, rx->nb_ports * sizeof(*stats->ports));
+	for (uint16_t i = 0; i < rx->nb_ports; i++)
+		stats->ports[i] = port_stats(dp, rx->ports[i]);
+	stats->n_ports = rx->nb_ports;
+
+	drops = esgw_dp_drop_counters(dp, rx->drops, &n_drops);
+	stats->counters = esgw_dp_alloc(dp, (2 + n_drops) * sizeof(*stats->counters));
+	stats->counters[n++] = esgw_dp_counter(dp, "rx_packets", rx->rx_packets);
+	stats->counters[n++] = esgw_dp_counter(dp, "tx_packets", rx->tx_packets);
+	for (size_t i = 0; i < n_drops; i++)
+		stats->counters[n++] = drops[i];
+	stats->n_counters = n;
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The forwarding loop: frames from the ports go to the router's input ring,
+ * frames on the per-port TX rings go out of their port. Sleeps on the rxtx
+ * doorbell when idle; a TX enqueue wakes it at once, but the ports have no
+ * doorbell, so it wakes every millisecond to poll them, and every 5 ms once
+ * they have been quiet for ~100 ms. */
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "log.h"
+#include "rxtx.h"
+
+#define RXTX_IDLE_TIMEOUT_US 1000
+/* A timed wake-up costs ~35 us of CPU on a VM (timer, two context switches):
+ * 1 ms sleeps alone would be ~3.5% of a core for a gateway with no traffic,
+ * and stray broadcasts keep a real port from ever being quiet for long.
+ * After RXTX_DEEP_IDLE_AFTER quiet sleeps (~100 ms) the first frame of the
+ * next burst may wait up to 5 ms instead (~0.7% of a core when idle);
+ * af_packet's kernel ring (devarg framecnt=) buffers it meanwhile. */
+#define RXTX_DEEP_IDLE_TIMEOUT_US 5000
+#define RXTX_DEEP_IDLE_AFTER 100
+#define RXTX_IDLE_SPINS 64  /* empty rounds before sleeping */
+#define RXTX_CTL_EVERY 64   /* busy rounds between control socket polls */
+
+/* One RX burst from every port. Returns the number of frames received. */
+static unsigned int rx_round(struct rxtx *rx)
+{
+	struct rte_mbuf *pkts[ESGW_BURST];
+	unsigned int total = 0, enqueued = 0;
+
+	for (uint16_t i = 0; i < rx->nb_ports; i++) {
+		uint16_t port = rx->ports[i];
+		uint16_t n = rte_eth_rx_burst(port, 0, pkts, ESGW_BURST);
+		uint64_t now;
+		unsigned int sent;
+
+		if (n == 0)
+			continue;
+		now = rte_rdtsc();
+		for (uint16_t k = 0; k < n; k++) {
+			struct esgw_meta *meta = esgw_meta(pkts[k]);
+
+			meta->kind = ESGW_PKT_RX;
+			meta->in_port = port;
+			meta->timestamp = now;
+		}
+		sent = rte_ring_enqueue_burst(rx->router_in, (void **)pkts, n, NULL);
+		/* Not enqueued: still ours, and the router is behind. */
+		for (unsigned int k = sent; k < n; k++)
+			esgw_drop(pkts[k], rx->drops, ESGW_DROP_RING_FULL);
+		rx->rx_packets += n;
+		enqueued += sent;
+		total += n;
+	}
+	/* Once per round, not per port: one wake-up covers every burst. */
+	if (enqueued)
+		esgw_doorbell_ring(&rx->dp.shared->db_router);
+	return total;
+}
+
+/* One burst from every port's TX ring. Returns the number of frames dequeued. */
+static unsigned int tx_round(struct rxtx *rx)
+{
+	struct rte_mbuf *pkts[ESGW_BURST];
+	unsigned int total = 0;
+
+	for (uint16_t i = 0; i < rx->nb_ports; i++) {
+		uint16_t port = rx->ports[i];
+		unsigned int n = rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
+		uint16_t sent;
+
+		if (n == 0)
+			continue;
+		sent = rte_eth_tx_burst(port, 0, pkts, (uint16_t)n);
+		for (unsigned int k = sent; k < n; k++)
+			esgw_drop(pkts[k], rx->drops, ESGW_DROP_TX_FAILED);
+		rx->tx_packets += sent;
+		total += n;
+	}
+	return total;
+}
+
+/* Called after the doorbell announced our sleep: anything on a TX ring? */
+static int tx_pending(void *arg)
+{
+	struct rxtx *rx = arg;
+
+	for (uint16_t i = 0; i < rx->nb_ports; i++)
+		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
+			return 1;
+	return 0;
+}
+
+void rxtx_loop(struct rxtx *rx)
+{
+	unsigned int idle = 0, iter = 0, sleeps = 0;
+
+	while (!esgw_dp_quit) {
+		unsigned int n = rx_round(rx) + tx_round(rx);
+
+		if (n) {
+			idle = 0;
+			sleeps = 0;
+			if ((++iter & (RXTX_CTL_EVERY - 1)) == 0)
+				esgw_dp_ctl_poll(&rx->dp);
+			continue;
+		}
+		if (++idle < RXTX_IDLE_SPINS)
+			continue;
+		if (sleeps < RXTX_DEEP_IDLE_AFTER)
+			sleeps++;
+		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx,
+			     sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US
+							   : RXTX_DEEP_IDLE_TIMEOUT_US,
+			     tx_pending, rx);
+	}
+}
