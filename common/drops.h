@@ -7,6 +7,8 @@
 #define ESGW_FOREACH_DROP(X)                                                       \
 	X(MALFORMED, "malformed", "truncated or malformed packet")                     \
 	X(NOT_IP, "not_ip", "ethertype neither IPv4 nor ARP")                          \
+	X(NOT_FOR_US, "not_for_us", "frame or ARP addressed to another host (LAN chatter)") \
+	X(NO_INTERFACE, "no_interface", "frame from a port no configured interface uses") \
 	X(BAD_IP_CHECKSUM, "bad_ip_checksum", "IPv4 header checksum wrong")           \
 	X(NO_ROUTE, "no_route", "no route to the destination")                         \
 	X(TTL_EXPIRED, "ttl_expired", "TTL reached zero while forwarding")             \

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The router's IPv4 forwarding table: longest-prefix match over local,
+ * connected, static and tunnel routes. Pure C (no DPDK) so it is unit-tested
+ * alone; built once per configuration and never modified afterwards. */
+#ifndef ESGW_ROUTER_FIB_H
+#define ESGW_ROUTER_FIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Lower value wins when two routes have the same prefix: a gateway address
+ * beats the subnet it sits on, which beats a static route to the same prefix. */
+enum fib_kind {
+	FIB_LOCAL = 0,     /* an address of the gateway itself (/32) */
+	FIB_CONNECTED = 1, /* a subnet on a port: the destination is the next hop */
+	FIB_VIA = 2,       /* next hop gateway on a port */
+	FIB_TUNNEL = 3,    /* into a route-based tunnel */
+};
+
+struct fib_route {
+	uint32_t prefix;  /* host byte order */
+	uint8_t len;      /* 0..32 */
+	uint8_t kind;     /* enum fib_kind */
+	uint16_t port;    /* DPDK port id (LOCAL, CONNECTED, VIA) */
+	uint32_t gateway; /* VIA: next hop address */
+	uint32_t tunnel;  /* TUNNEL: index into the router's tunnel table */
+};
+
+/* Routes sorted by prefix length, longest first, then by prefix; one group per
+ * length in use, searched by bisection. A lookup costs at most
+ * (lengths in use) * log2(routes) comparisons: a few dozen for real tables. */
+struct fib {
+	struct fib_route *routes;
+	uint32_t nb_routes;
+	uint32_t nb_groups;
+	struct {
+		uint32_t mask;
+		uint32_t start, end; /* [start, end) in routes */
+	} groups[33];
+};
+
+/* Build from n routes (copied; host bits of prefixes cleared; duplicates of a
+ * prefix keep the route of the lowest kind, then of the lowest port, gateway,
+ * tunnel: the same whatever the input order). Returns 0, or
+ * -1 on a bad length or out of memory. */
+int fib_build(struct fib *fib, const struct fib_route *routes, size_t n);
+void fib_free(struct fib *fib);
+/* The most specific route covering dst, or NULL. */
+const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst);
+
+#endif

@@ -1,0 +1,181 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The IPv4 path: Ethernet demultiplexing, header validation, local delivery
+ * (ICMP, ESP), TTL, FIB lookup and output to a port (with ARP) or a tunnel. */
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+
+#include "headers.h"
+#include "router.h"
+
+static void deliver_local(struct router *r, struct rte_mbuf *m)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	if (ipv4_is_fragment(ip)) { /* no reassembly: ESP and echo come whole */
+		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+		return;
+	}
+	switch (ip[9]) {
+	case IPPROTO_ICMP_NUM:
+		icmp_input_local(r, m);
+		break;
+	case IPPROTO_ESP_NUM:
+		esp_input_local(r, m, esgw_meta(m)->in_port);
+		break;
+	default:
+		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+		break;
+	}
+}
+
+static void send_to_port(struct router *r, struct rte_mbuf *m, uint16_t port_id,
+			 uint32_t nexthop)
+{
+	const struct router_port *port = &r->tables->ports[port_id];
+	struct rte_ether_addr mac;
+	struct rte_ether_hdr *eth;
+
+	if (rte_pktmbuf_pkt_len(m) > port->mtu) {
+		/* No fragmentation in the fast path; hosts use PMTU discovery. */
+		router_drop(r, m, ESGW_DROP_TOO_BIG);
+		return;
+	}
+	if (!arp_resolve(r, port_id, nexthop, m, &mac))
+		return; /* held until the reply, or dropped */
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ETHER_HEADER_LEN);
+	if (eth == NULL) {
+		router_drop(r, m, ESGW_DROP_MALFORMED); /* no headroom left: not our mbuf layout */
+		return;
+	}
+	eth->dst_addr = mac;
+	rte_ether_addr_copy(&port->mac, &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	router_send_tx(r, port_id, m);
+}
+
+static void send_by_route(struct router *r, struct rte_mbuf *m, const struct fib_route *rt,
+			  uint32_t dst)
+{
+	switch (rt->kind) {
+	case FIB_CONNECTED:
+		send_to_port(r, m, rt->port, dst);
+		break;
+	case FIB_VIA:
+		send_to_port(r, m, rt->port, rt->gateway);
+		break;
+	case FIB_TUNNEL:
+		esp_output_tunnel(r, m, &r->tables->tunnels[rt->tunnel]);
+		break;
+	default: /* FIB_LOCAL: the gateway does not send to itself */
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		break;
+	}
+}
+
+void router_output_ip(struct router *r, struct rte_mbuf *m)
+{
+	uint32_t dst = read_be32(rte_pktmbuf_mtod(m, const uint8_t *) + 16);
+	const struct fib_route *rt = fib_lookup(&r->tables->fib, dst);
+
+	if (rt == NULL) {
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		return;
+	}
+	send_by_route(r, m, rt, dst);
+}
+
+/* Limited, multicast, or the broadcast address of a connected subnet: the
+ * gateway is one of many receivers and never forwards it. */
+static int is_broadcast_for(const struct fib_route *rt, uint32_t dst)
+{
+	if (ipv4_is_multicast_or_broadcast(dst))
+		return 1;
+	return rt != NULL && rt->kind == FIB_CONNECTED && rt->len < 31 &&
+	       (dst | (rt->len ? 0xffffffffu << (32 - rt->len) : 0)) == 0xffffffffu;
+}
+
+/* l2_multicast: the frame came to a broadcast or multicast MAC address, so
+ * it may be delivered locally but never forwarded (RFC 1812 5.3.4). */
+static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
+{
+	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
+	const struct fib_route *rt;
+	enum esgw_drop reason;
+	uint16_t total_len;
+	uint32_t dst;
+
+	if (ipv4_check(ip, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &total_len,
+		       &reason) < 0) {
+		router_drop(r, m, reason);
+		return;
+	}
+	if (rte_pktmbuf_pkt_len(m) > total_len) /* Ethernet padding: not ours to encrypt */
+		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total_len);
+	dst = read_be32(ip + 16);
+	rt = fib_lookup(&r->tables->fib, dst);
+	if ((rt != NULL && rt->kind == FIB_LOCAL) || is_broadcast_for(rt, dst)) {
+		deliver_local(r, m);
+		return;
+	}
+	if (l2_multicast) {
+		router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		return;
+	}
+	if (rt == NULL) {
+		icmp_send_error(r, m, ICMP_DEST_UNREACHABLE, 0 /* net unreachable */);
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		return;
+	}
+	if (ip[8] <= 1) {
+		icmp_send_error(r, m, ICMP_TIME_EXCEEDED, 0 /* TTL exceeded in transit */);
+		router_drop(r, m, ESGW_DROP_TTL_EXPIRED);
+		return;
+	}
+	ipv4_decrement_ttl(ip);
+	send_by_route(r, m, rt, dst);
+}
+
+void router_input_ip(struct router *r, struct rte_mbuf *m)
+{
+	input_ip(r, m, 0);
+}
+
+static int frame_for_us(const struct rte_ether_hdr *eth, const struct router_port *port)
+{
+	return rte_is_multicast_ether_addr(&eth->dst_addr) ||
+	       rte_is_same_ether_addr(&eth->dst_addr, &port->mac);
+}
+
+void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	uint16_t type;
+
+	if (in_port >= ESGW_MAX_PORTS || !r->tables->ports[in_port].present) {
+		/* A port rxtx runs but no configuration names (yet). */
+		router_drop(r, m, ESGW_DROP_NO_INTERFACE);
+		return;
+	}
+	if (rte_pktmbuf_data_len(m) < ETHER_HEADER_LEN) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	if (!frame_for_us(eth, &r->tables->ports[in_port])) {
+		/* Promiscuous capture sees other hosts' unicast: never route it. */
+		router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		return;
+	}
+	type = rte_be_to_cpu_16(eth->ether_type);
+	if (type == RTE_ETHER_TYPE_ARP) {
+		arp_input(r, m, in_port);
+	} else if (type == RTE_ETHER_TYPE_IPV4) {
+		int l2_multicast = rte_is_multicast_ether_addr(&eth->dst_addr);
+
+		rte_pktmbuf_adj(m, ETHER_HEADER_LEN);
+		input_ip(r, m, l2_multicast);
+	} else {
+		router_drop(r, m, ESGW_DROP_NOT_IP);
+	}
+}

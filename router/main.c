@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* esgw-router: the DPDK secondary that does ARP, ICMP and IPv4 forwarding, and
+ * hands tunnel traffic to the crypto workers. Options, init, main loop. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <rte_cycles.h>
+#include <rte_eal.h>
+#include <rte_prefetch.h>
+
+#include "log.h"
+#include "router.h"
+
+#define ATTACH_TIMEOUT_MS 10000
+
+static struct router router;
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: esgw-router EAL-ARGS -- [--rundir DIR]\n");
+	exit(2);
+}
+
+static void parse_args(struct router *r, int argc, char **argv)
+{
+	static const struct option options[] = {
+		{"rundir", required_argument, NULL, 'r'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	int c;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (c) {
+		case 'r':
+			if (strlen(optarg) >= sizeof(r->dp.rundir))
+				usage();
+			strcpy(r->dp.rundir, optarg);
+			break;
+		default:
+			usage();
+		}
+	}
+	if (optind != argc)
+		usage();
+}
+
+static int lookup_rings(struct router *r)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	r->router_in = rte_ring_lookup(ESGW_RING_ROUTER_IN);
+	if (r->router_in == NULL) {
+		ESGW_ERR("ring %s not found", ESGW_RING_ROUTER_IN);
+		return -1;
+	}
+	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++) {
+		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
+		r->crypto_ring[w] = rte_ring_lookup(name);
+	}
+	return 0;
+}
+
+/* One burst from router_in; returns how many packets it took. */
+static unsigned int router_poll(struct router *r)
+{
+	struct rte_mbuf *pkts[ESGW_BURST];
+	unsigned int n = rte_ring_dequeue_burst(r->router_in, (void **)pkts, ESGW_BURST, NULL);
+
+	r->now = rte_rdtsc();
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct esgw_meta *meta = esgw_meta(m);
+
+		if (i + 1 < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + 1], void *));
+		switch (meta->kind) {
+		case ESGW_PKT_RX:
+			r->ctr.rx_packets++;
+			router_input_frame(r, m, meta->in_port);
+			break;
+		case ESGW_PKT_DECRYPTED:
+			r->ctr.from_crypto++;
+			router_input_ip(r, m);
+			break;
+		default:
+			router_drop(r, m, ESGW_DROP_MALFORMED);
+			break;
+		}
+	}
+	if (r->now >= r->next_timer) {
+		arp_timer(r, r->now);
+		r->next_timer = r->now + r->hz / 10;
+	}
+	router_flush(r);
+	return n;
+}
+
+static int has_work(void *arg)
+{
+	const struct router *r = arg;
+
+	return rte_ring_count(r->router_in) != 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct router *r = &router;
+	unsigned int idle = 0, iter = 0;
+	int n, rc = 1;
+
+	esgw_log_init("router");
+	n = esgw_dp_eal_init(argc, argv);
+	parse_args(r, argc - n, argv + n);
+	r->dp.role = "router";
+	r->dp.worker = -1;
+	r->dp.listen_fd = r->dp.conn_fd = -1;
+	r->dp.on_config = router_config_apply;
+	r->dp.on_stats = router_stats;
+	r->hz = rte_get_tsc_hz();
+
+	if (esgw_dp_attach(&r->dp, ATTACH_TIMEOUT_MS) < 0 || lookup_rings(r) < 0)
+		goto out_eal;
+	r->tables = calloc(1, sizeof(*r->tables)); /* empty until the first push */
+	if (r->tables == NULL || arp_cache_init(&r->arp) < 0) {
+		ESGW_ERR("out of memory");
+		goto out_tables;
+	}
+	if (esgw_dp_ctl_open(&r->dp, "router") < 0)
+		goto out_arp;
+	ESGW_INFO("ready, control socket %s", r->dp.sock_path);
+
+	while (!esgw_dp_quit) {
+		if (router_poll(r)) {
+			idle = 0;
+			if ((++iter & 63) == 0)
+				esgw_dp_ctl_poll(&r->dp);
+			continue;
+		}
+		if (++idle < 64)
+			continue;
+		esgw_dp_idle(&r->dp, &r->dp.shared->db_router, ROUTER_IDLE_TIMEOUT_US, has_work, r);
+	}
+	rc = 0;
+	ESGW_INFO("stopping");
+	esgw_dp_ctl_close(&r->dp);
+out_arp:
+	arp_cache_free(&r->arp);
+out_tables:
+	router_tables_free(r->tables);
+out_eal:
+	rte_eal_cleanup();
+	return rc;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Output batching: packets are grouped per destination ring and enqueued with
+ * one burst per ring, and each consumer's doorbell is rung once per burst. */
+#include "router.h"
+
+/* Enqueue a batch; what the ring refuses is dropped as RING_FULL. Returns
+ * the number enqueued. */
+static uint32_t batch_enqueue(struct router *r, struct ring_batch *b, struct rte_ring *ring,
+			      struct esgw_doorbell *db)
+{
+	uint32_t sent;
+
+	if (b->n == 0)
+		return 0;
+	sent = ring ? rte_ring_enqueue_burst(ring, (void **)b->pkts, b->n, NULL) : 0;
+	for (uint32_t i = sent; i < b->n; i++)
+		router_drop(r, b->pkts[i], ESGW_DROP_RING_FULL);
+	if (sent)
+		esgw_doorbell_ring(db);
+	b->n = 0;
+	return sent;
+}
+
+static void flush_tx(struct router *r, uint16_t port)
+{
+	r->ctr.tx_packets += batch_enqueue(r, &r->tx[port], r->tables->ports[port].tx_ring,
+					   &r->dp.shared->db_rxtx);
+}
+
+static void flush_crypto(struct router *r, uint32_t worker)
+{
+	r->ctr.to_crypto += batch_enqueue(r, &r->crypto[worker], r->crypto_ring[worker],
+					  &r->dp.shared->db_worker[worker]);
+}
+
+void router_send_tx(struct router *r, uint16_t port, struct rte_mbuf *frame)
+{
+	struct esgw_meta *meta = esgw_meta(frame);
+
+	meta->kind = ESGW_PKT_TX;
+	meta->out_port = port;
+	if (r->tx[port].n == ROUTER_BATCH)
+		flush_tx(r, port);
+	r->tx[port].pkts[r->tx[port].n++] = frame;
+}
+
+void router_send_crypto(struct router *r, uint32_t worker, struct rte_mbuf *m)
+{
+	if (r->crypto[worker].n == ROUTER_BATCH)
+		flush_crypto(r, worker);
+	r->crypto[worker].pkts[r->crypto[worker].n++] = m;
+}
+
+void router_flush(struct router *r)
+{
+	for (uint16_t p = 0; p < ESGW_MAX_PORTS; p++)
+		flush_tx(r, p);
+	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
+		flush_crypto(r, w);
+}

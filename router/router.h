@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* State of the esgw-router process shared by its files: the configuration
+ * tables (rebuilt whole on every push and swapped in between bursts by the
+ * data thread, so the fast path takes no locks), the ARP cache, the output
+ * batches per ring, and the counters. */
+#ifndef ESGW_ROUTER_H
+#define ESGW_ROUTER_H
+
+#include <stdint.h>
+
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "dp.h"
+#include "fib.h"
+
+#define ROUTER_MAX_ADDRS 16    /* addresses per interface */
+#define ROUTER_BATCH (2 * ESGW_BURST)
+#define ROUTER_IDLE_TIMEOUT_US 20000
+
+/* An interface, indexed by its DPDK port id. */
+struct router_port {
+	int present;
+	char name[64];
+	struct rte_ether_addr mac;
+	uint32_t mtu;
+	uint32_t nb_addrs;
+	struct {
+		uint32_t addr; /* host byte order */
+		uint8_t len;
+	} addrs[ROUTER_MAX_ADDRS];
+	struct rte_ring *tx_ring;
+};
+
+struct router_tunnel {
+	char name[64];
+	uint32_t local, remote;
+	uint32_t sa_out_slot;
+	uint32_t worker; /* crypto worker of the outbound SA */
+	/* Outer next hop, resolved from the FIB when the tables are built. */
+	int outer_resolved;
+	uint16_t outer_port;
+	uint32_t outer_nexthop;
+};
+
+/* Inbound SA by SPI (open addressing, built once per configuration). */
+struct router_sa_in {
+	uint32_t spi;
+	uint32_t slot;
+	uint32_t worker;
+	uint32_t remote; /* outer source the SA's tunnel expects */
+	uint8_t used;
+};
+
+struct router_tables {
+	uint64_t generation;
+	uint32_t workers; /* 0: not told, do not check */
+	struct router_port ports[ESGW_MAX_PORTS];
+	struct fib fib;
+	struct router_tunnel *tunnels;
+	uint32_t nb_tunnels;
+	struct router_sa_in *sa_in;
+	uint32_t sa_in_mask; /* table size - 1, a power of two minus one */
+};
+
+#define FOREACH_ROUTER_COUNTER(X)                                                 \
+	X(rx_packets)                                                              \
+	X(tx_packets)                                                              \
+	X(to_crypto)                                                               \
+	X(from_crypto)                                                             \
+	X(arp_requests_sent)                                                       \
+	X(arp_replies_sent)                                                        \
+	X(icmp_echo_replies)                                                       \
+	X(icmp_errors_sent)
+
+struct router_counters {
+#define ROUTER_COUNTER_FIELD(name) uint64_t name;
+	FOREACH_ROUTER_COUNTER(ROUTER_COUNTER_FIELD)
+#undef ROUTER_COUNTER_FIELD
+	uint64_t drops[ESGW_DROP_MAX];
+};
+
+struct ring_batch {
+	uint32_t n;
+	struct rte_mbuf *pkts[ROUTER_BATCH];
+};
+
+struct arp_entry;
+
+struct arp_cache {
+	struct arp_entry *entries; /* fixed pool */
+	int32_t *buckets;          /* heads of chains, -1 empty */
+	int32_t free_list;
+	uint32_t nb_used;
+};
+
+struct router {
+	struct esgw_dp dp; /* first: the control callbacks get &router.dp */
+	struct rte_ring *router_in;
+	struct rte_ring *crypto_ring[ESGW_MAX_WORKERS];
+	struct router_tables *tables;
+	struct arp_cache arp;
+	struct ring_batch tx[ESGW_MAX_PORTS];
+	struct ring_batch crypto[ESGW_MAX_WORKERS];
+	struct router_counters ctr;
+	uint64_t hz;          /* TSC ticks per second */
+	uint64_t now;         /* TSC at the start of the current burst */
+	uint64_t next_timer;  /* TSC of the next ARP timer run */
+	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
+	uint32_t icmp_budget;
+};
+
+static inline struct router *router_of(struct esgw_dp *dp)
+{
+	return (struct router *)dp;
+}
+
+static inline void router_drop(struct router *r, struct rte_mbuf *m, enum esgw_drop reason)
+{
+	esgw_drop(m, r->ctr.drops, reason);
+}
+
+/* config.c */
+int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen);
+void router_tables_free(struct router_tables *t);
+const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi);
+/* The gateway address to use as source toward dst (ICMP it originates). */
+uint32_t router_source_address(const struct router_tables *t, uint32_t dst);
+
+/* ring_batch.c: queue for a ring; flushed when full and at the end of a burst. */
+void router_send_tx(struct router *r, uint16_t port, struct rte_mbuf *frame);
+void router_send_crypto(struct router *r, uint32_t worker, struct rte_mbuf *m);
+void router_flush(struct router *r);
+
+/* forward.c */
+/* An Ethernet frame from a port (kind RX). */
+void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+/* An IPv4 packet without L2 (after L2 strip, or decrypted): validate, deliver
+ * locally or forward with TTL decremented. */
+void router_input_ip(struct router *r, struct rte_mbuf *m);
+/* Route and send an IPv4 packet without L2 whose TTL is final (forwarded
+ * after decrement, or originated by the gateway). Consumes m. */
+void router_output_ip(struct router *r, struct rte_mbuf *m);
+
+/* arp.c */
+int arp_cache_init(struct arp_cache *c);
+void arp_cache_free(struct arp_cache *c);
+/* Drop entries (and held packets) of ports not present in t. */
+void arp_cache_prune(struct router *r, const struct router_tables *t);
+void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+/* MAC of nexthop on port: returns 1 with mac filled, or 0 after holding m
+ * (resolution started) or dropping it (ARP_UNRESOLVED). m is an IPv4 packet
+ * without L2; when the reply arrives it goes through router_output_ip again. */
+int arp_resolve(struct router *r, uint16_t port, uint32_t nexthop, struct rte_mbuf *m,
+		struct rte_ether_addr *mac);
+void arp_timer(struct router *r, uint64_t now);
+
+/* icmp.c */
+/* An ICMP packet to a gateway address: answers echo requests. Consumes m. */
+void icmp_input_local(struct router *r, struct rte_mbuf *m);
+/* Send an ICMP error about orig (an IPv4 packet without L2, header as
+ * received); orig is not consumed. Rate limited. */
+void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code);
+
+/* esp_dispatch.c */
+/* ESP to a gateway address (IPv4 packet without L2): to its SA's worker. */
+void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+/* A packet routed into a tunnel (TTL final): to the outbound SA's worker. */
+void esp_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t);
+
+/* stats.c */
+void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats);
+
+#endif

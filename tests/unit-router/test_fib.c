@@ -1,0 +1,280 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Table-driven tests of the router's longest-prefix match (fib.c) and of its
+ * header parsing and checksum arithmetic (headers.c), edge cases first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "fib.h"
+#include "headers.h"
+
+#define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
+#define NONE 0xffff /* expected: no route */
+
+static const struct fib_route table[] = {
+	{.prefix = IP(0, 0, 0, 0), .len = 0, .kind = FIB_VIA, .port = 7, .gateway = IP(192, 0, 2, 1)},
+	{.prefix = IP(10, 0, 0, 0), .len = 8, .kind = FIB_VIA, .port = 1},
+	{.prefix = IP(10, 1, 0, 0), .len = 16, .kind = FIB_TUNNEL, .port = 2, .tunnel = 2},
+	{.prefix = IP(10, 1, 2, 77), .len = 24, .kind = FIB_CONNECTED, .port = 3}, /* host bits set */
+	{.prefix = IP(10, 1, 2, 1), .len = 32, .kind = FIB_LOCAL, .port = 3},
+	{.prefix = IP(128, 0, 0, 0), .len = 1, .kind = FIB_VIA, .port = 4},
+	{.prefix = IP(255, 255, 255, 255), .len = 32, .kind = FIB_VIA, .port = 5},
+	/* same prefix twice: the lower kind (connected) must win wherever it sits */
+	{.prefix = IP(172, 16, 0, 0), .len = 12, .kind = FIB_VIA, .port = 8},
+	{.prefix = IP(172, 16, 0, 0), .len = 12, .kind = FIB_CONNECTED, .port = 6},
+	{.prefix = IP(172, 16, 0, 0), .len = 12, .kind = FIB_TUNNEL, .port = 9},
+};
+
+static const struct {
+	uint32_t dst;
+	uint16_t port; /* we encode the expected route by its port */
+} lookups[] = {
+	{IP(10, 1, 2, 1), 3},       /* /32 beats /24 */
+	{IP(10, 1, 2, 2), 3},       /* /24 */
+	{IP(10, 1, 2, 255), 3},
+	{IP(10, 1, 1, 255), 2},     /* just below the /24: the /16 */
+	{IP(10, 1, 3, 0), 2},       /* just above */
+	{IP(10, 2, 0, 0), 1},       /* /8 */
+	{IP(10, 255, 255, 255), 1},
+	{IP(11, 0, 0, 0), 7},       /* default */
+	{IP(9, 255, 255, 255), 7},
+	{IP(0, 0, 0, 0), 7},
+	{IP(128, 0, 0, 0), 4},      /* /1 */
+	{IP(200, 1, 2, 3), 4},
+	{IP(255, 255, 255, 254), 4},
+	{IP(255, 255, 255, 255), 5},
+	{IP(127, 255, 255, 255), 7},
+	{IP(172, 16, 0, 1), 6},     /* duplicate prefix: connected */
+	{IP(172, 31, 255, 255), 6},
+	{IP(172, 32, 0, 0), 4},
+};
+
+static void test_fib(void)
+{
+	struct fib fib, reversed, empty;
+	struct fib_route rev[sizeof(table) / sizeof(table[0])];
+	size_t n = sizeof(table) / sizeof(table[0]);
+	struct fib_route bad = {.prefix = 0, .len = 33};
+
+	CHECK(fib_build(&fib, table, n) == 0, "build");
+	CHECK(fib.nb_routes == n - 2, "duplicates collapsed: %u routes", fib.nb_routes);
+	/* The same table given in reverse order answers the same. */
+	for (size_t i = 0; i < n; i++)
+		rev[i] = table[n - 1 - i];
+	CHECK(fib_build(&reversed, rev, n) == 0, "build reversed");
+	for (size_t i = 0; i < sizeof(lookups) / sizeof(lookups[0]); i++) {
+		const struct fib_route *a = fib_lookup(&fib, lookups[i].dst);
+		const struct fib_route *b = fib_lookup(&reversed, lookups[i].dst);
+
+		CHECK(a != NULL && a->port == lookups[i].port, "lookup #%zu: %08x -> port %d, want %u",
+		      i, lookups[i].dst, a ? a->port : -1, lookups[i].port);
+		CHECK(b != NULL && a != NULL && memcmp(a, b, sizeof(*a)) == 0,
+		      "lookup #%zu differs with the reversed input", i);
+	}
+	CHECK(fib_lookup(&fib, IP(10, 1, 2, 200))->prefix == IP(10, 1, 2, 0), "host bits cleared");
+	fib_free(&fib);
+	fib_free(&reversed);
+
+	/* Without a default route, an address nothing covers finds nothing. */
+	CHECK(fib_build(&fib, table + 1, 4) == 0, "build without default");
+	CHECK(fib_lookup(&fib, IP(11, 0, 0, 1)) == NULL, "no default: no route");
+	CHECK(fib_lookup(&fib, IP(9, 255, 255, 255)) == NULL, "no default: no route below");
+	fib_free(&fib);
+
+	CHECK(fib_build(&empty, NULL, 0) == 0, "empty build");
+	CHECK(fib_lookup(&empty, IP(1, 2, 3, 4)) == NULL, "empty: no route");
+	fib_free(&empty);
+	CHECK(fib_build(&fib, &bad, 1) < 0, "length 33 refused");
+}
+
+/* A valid 20-byte IPv4 header for a packet of total_len bytes. */
+static void make_ipv4(uint8_t *p, uint16_t total_len, uint8_t ttl, uint16_t id)
+{
+	ipv4_write_header(p, total_len, ttl, IPPROTO_ESP_NUM, IP(10, 0, 0, 1), IP(10, 9, 8, 7));
+	write_be16(p + 4, id);
+	write_be16(p + 10, 0);
+	write_be16(p + 10, inet_checksum(p, 20));
+}
+
+static void test_ipv4_check(void)
+{
+	static const struct {
+		const char *what;
+		int byte, value;       /* change byte to value (-1: none) */
+		size_t avail, pkt_len; /* header_avail, packet_len */
+		int fix_checksum;
+		int ok;
+		enum esgw_drop reason;
+		uint16_t total_len;
+	} cases[] = {
+		{"valid", -1, 0, 60, 60, 0, 1, 0, 60},
+		{"ethernet padding after the packet", -1, 0, 60, 80, 0, 1, 0, 60},
+		{"truncated: shorter than total length", -1, 0, 59, 59, 0, 0, ESGW_DROP_MALFORMED, 0},
+		{"shorter than a header", -1, 0, 19, 19, 0, 0, ESGW_DROP_MALFORMED, 0},
+		{"version 6", 0, 0x65, 60, 60, 1, 0, ESGW_DROP_MALFORMED, 0},
+		{"header length 16", 0, 0x44, 60, 60, 1, 0, ESGW_DROP_MALFORMED, 0},
+		{"header length 0", 0, 0x40, 60, 60, 1, 0, ESGW_DROP_MALFORMED, 0},
+		{"options beyond the contiguous bytes", 0, 0x46, 20, 60, 1, 0, ESGW_DROP_MALFORMED,
+		 0},
+		{"total length below header length", 3, 12, 60, 60, 1, 0, ESGW_DROP_MALFORMED, 0},
+		{"bad checksum", 8, 63, 60, 60, 0, 0, ESGW_DROP_BAD_IP_CHECKSUM, 0},
+		{"checksum field corrupted", 11, 0x00, 60, 60, 0, 0, ESGW_DROP_BAD_IP_CHECKSUM, 0},
+	};
+	uint8_t pkt[80];
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		enum esgw_drop reason = ESGW_DROP_MAX;
+		uint16_t total_len = 0;
+		int rc;
+
+		memset(pkt, 0xab, sizeof(pkt));
+		make_ipv4(pkt, 60, 64, 0x1234);
+		if (cases[i].byte >= 0)
+			pkt[cases[i].byte] = (uint8_t)cases[i].value;
+		if (cases[i].fix_checksum) {
+			write_be16(pkt + 10, 0);
+			write_be16(pkt + 10, inet_checksum(pkt, 20));
+		}
+		rc = ipv4_check(pkt, cases[i].avail, cases[i].pkt_len, &total_len, &reason);
+		CHECK((rc == 0) == cases[i].ok, "%s: rc %d", cases[i].what, rc);
+		if (cases[i].ok)
+			CHECK(total_len == cases[i].total_len, "%s: total %u", cases[i].what,
+			      total_len);
+		else
+			CHECK(reason == cases[i].reason, "%s: reason %s", cases[i].what,
+			      esgw_drop_name(reason));
+	}
+	/* A header with options (24 bytes) is fine when its bytes are there. */
+	memset(pkt, 0, sizeof(pkt));
+	make_ipv4(pkt, 60, 64, 1);
+	pkt[0] = 0x46;
+	write_be16(pkt + 10, 0);
+	write_be16(pkt + 10, inet_checksum(pkt, 24));
+	{
+		enum esgw_drop reason;
+		uint16_t total_len;
+
+		CHECK(ipv4_check(pkt, 60, 60, &total_len, &reason) == 0, "24-byte header");
+	}
+}
+
+static void test_ttl_checksum(void)
+{
+	uint8_t pkt[20];
+	enum esgw_drop reason;
+	uint16_t total_len;
+	unsigned int bad = 0;
+
+	/* Every TTL worth decrementing, ids spread so checksums hit every carry
+	 * case, including the header whose checksum is 0x0000 or 0xffff. */
+	for (unsigned int ttl = 2; ttl <= 255; ttl++) {
+		for (unsigned int id = 0; id < 65536; id += 251) {
+			make_ipv4(pkt, 20, (uint8_t)ttl, (uint16_t)id);
+			ipv4_decrement_ttl(pkt);
+			if (pkt[8] != ttl - 1 || ipv4_check(pkt, 20, 20, &total_len, &reason) != 0 ||
+			    read_be16(pkt + 10) == 0xffff)
+				bad++;
+		}
+	}
+	CHECK(bad == 0, "%u headers with a wrong checksum after TTL decrement", bad);
+	/* RFC 1624 eqn. 3 equals a full recomputation. */
+	for (unsigned int w = 0; w < 65536; w += 97) {
+		uint16_t before, after;
+
+		make_ipv4(pkt, 20, 64, 7);
+		before = read_be16(pkt + 10);
+		write_be16(pkt + 4, (uint16_t)w); /* change the id word from 7 to w */
+		write_be16(pkt + 10, 0);
+		after = inet_checksum(pkt, 20);
+		CHECK(checksum_adjust(before, 7, (uint16_t)w) == after || (w == 7),
+		      "adjust 7 -> %u", w);
+	}
+}
+
+static void test_arp(void)
+{
+	static const uint8_t request[ARP_MESSAGE_LEN] = {
+		0x00, 0x01, 0x08, 0x00, 6, 4, 0x00, 0x01,  /* Ethernet, IPv4, request */
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x01,        /* sender MAC */
+		10, 0, 0, 2,                               /* sender IP */
+		0, 0, 0, 0, 0, 0,                          /* target MAC */
+		10, 0, 0, 1,                               /* target IP */
+	};
+	static const struct {
+		const char *what;
+		int byte, value;
+		size_t len;
+		int ok;
+	} cases[] = {
+		{"request", -1, 0, 28, 1},
+		{"padded to a minimum frame", -1, 0, 46, 1},
+		{"reply", 7, 2, 28, 1},
+		{"truncated", -1, 0, 27, 0},
+		{"empty", -1, 0, 0, 0},
+		{"hardware type 6", 1, 6, 28, 0},
+		{"protocol IPv6", 2, 0x86, 28, 0},
+		{"hardware length 8", 4, 8, 28, 0},
+		{"protocol length 16", 5, 16, 28, 0},
+		{"opcode 3 (RARP)", 7, 3, 28, 0},
+		{"opcode 0", 7, 0, 28, 0},
+	};
+	uint8_t buf[64], out[ARP_MESSAGE_LEN];
+	struct arp_message msg;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		memset(buf, 0, sizeof(buf));
+		memcpy(buf, request, sizeof(request));
+		if (cases[i].byte >= 0)
+			buf[cases[i].byte] = (uint8_t)cases[i].value;
+		CHECK((arp_parse(buf, cases[i].len, &msg) == 0) == cases[i].ok, "%s",
+		      cases[i].what);
+	}
+	CHECK(arp_parse(request, sizeof(request), &msg) == 0 && msg.op == ARP_OP_REQUEST &&
+		      msg.sender_ip == IP(10, 0, 0, 2) && msg.target_ip == IP(10, 0, 0, 1) &&
+		      msg.sender_mac[0] == 0x02 && msg.sender_mac[5] == 0x01,
+	      "fields");
+	arp_write(out, &msg);
+	CHECK(memcmp(out, request, sizeof(request)) == 0, "write(parse(x)) == x");
+}
+
+static void test_small_parsers(void)
+{
+	static const uint8_t esp[8] = {0x00, 0x00, 0x03, 0xe8, 0, 0, 0, 1};
+	static const uint8_t echo[8] = {ICMP_ECHO_REQUEST, 0, 0, 0, 0, 0, 0, 0};
+	static const uint8_t unreach[8] = {ICMP_DEST_UNREACHABLE, 1, 0, 0, 0, 0, 0, 0};
+	static const struct {
+		uint32_t addr;
+		int martian, mcast_bcast;
+	} addrs[] = {
+		{IP(10, 0, 0, 1), 0, 0},       {IP(0, 0, 0, 0), 1, 0},
+		{IP(0, 1, 2, 3), 1, 0},        {IP(127, 0, 0, 1), 1, 0},
+		{IP(224, 0, 0, 1), 1, 1},      {IP(239, 255, 255, 255), 1, 1},
+		{IP(240, 0, 0, 1), 1, 0},      {IP(255, 255, 255, 255), 1, 1},
+		{IP(223, 255, 255, 255), 0, 0}, {IP(1, 0, 0, 0), 0, 0},
+	};
+	uint32_t spi = 0;
+
+	CHECK(esp_parse_spi(esp, 7, &spi) < 0, "ESP with 7 bytes is truncated");
+	CHECK(esp_parse_spi(esp, 0, &spi) < 0, "empty ESP");
+	CHECK(esp_parse_spi(esp, 8, &spi) == 0 && spi == 1000, "SPI 1000: %u", spi);
+	CHECK(!icmp_is_error(echo, 8), "echo is not an error");
+	CHECK(icmp_is_error(unreach, 8), "unreachable is an error");
+	CHECK(icmp_is_error(echo, 0), "unknown type: treated as an error");
+	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
+		CHECK(ipv4_is_martian_source(addrs[i].addr) == addrs[i].martian, "martian %08x",
+		      addrs[i].addr);
+		CHECK(ipv4_is_multicast_or_broadcast(addrs[i].addr) == addrs[i].mcast_bcast,
+		      "multicast/broadcast %08x", addrs[i].addr);
+	}
+}
+
+int main(void)
+{
+	test_fib();
+	test_ipv4_check();
+	test_ttl_checksum();
+	test_arp();
+	test_small_parsers();
+	return check_report("router fib/headers");
+}
