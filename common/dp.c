@@ -243,12 +243,15 @@ void esgw_dp_ctl_poll(struct esgw_dp *dp)
 			return;
 		}
 	}
+	explicit_bzero(buf, sizeof(buf)); /* may hold SA keys */
 	while ((rc = esgw_frame_next(&dp->rx, &msg, &len)) == ESGW_FRAME_READY) {
 		Esgw__DpRequest *req = esgw__dp_request__unpack(NULL, len, msg);
 
 		answer(dp, req);
 		if (req != NULL)
 			esgw__dp_request__free_unpacked(req, NULL);
+		/* A DpConfig carries SA keys: leave none in the receive buffer. */
+		explicit_bzero((uint8_t *)msg, len);
 		if (dp->conn_fd < 0)
 			return;
 		esgw_frame_consume(&dp->rx);

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ESP tunnel-mode decapsulation (RFC 4303 3.4): length checks, anti-replay
+ * before decrypting, ICV verification, window update only for authentic
+ * packets, then padding and next-header checks. Bursts go through the
+ * intel-ipsec-mb job manager. */
+#include "esp.h"
+
+#include <string.h>
+
+#include "esp_jobs.h"
+#include "replay.h"
+
+#define IPPROTO_ESP_NUMBER 50
+#define IPV4_MF_AND_OFFSET 0x3fff
+
+struct decap_scratch {
+	uint8_t gcm_nonce[ESP_BURST_MAX][16];
+	uint8_t icv[ESP_BURST_MAX][16]; /* ICV computed over the received packet */
+	uint16_t outer_len[ESP_BURST_MAX]; /* outer IPv4 header length */
+	uint16_t payload_len[ESP_BURST_MAX];
+	uint32_t seq[ESP_BURST_MAX];
+	uint8_t completed[ESP_BURST_MAX];
+};
+
+/* Constant time, so that the time to reject a forged ICV says nothing about
+ * how many of its bytes were right. */
+static int icv_equal(const uint8_t *a, const uint8_t *b, unsigned int len)
+{
+	uint8_t diff = 0;
+
+	for (unsigned int i = 0; i < len; i++)
+		diff |= a[i] ^ b[i];
+	return diff == 0;
+}
+
+/* Header and length checks plus the first replay check, all before any crypto
+ * work is spent on the packet. Returns 0, or -1 with the packet dropped. */
+static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *outer_len,
+		       uint16_t *payload_len, uint32_t *seq, enum esgw_drop *reason)
+{
+	const uint8_t *ip = b->data, *esp;
+	unsigned int ihl, total, esp_len, payload;
+
+	*reason = ESGW_DROP_MALFORMED;
+	if (b->len < ESP_IPV4_HDR_LEN || (ip[0] >> 4) != 4)
+		return -1;
+	ihl = (ip[0] & 0x0fu) * 4u;
+	total = esp_get_be16(ip + 2);
+	if (ihl < ESP_IPV4_HDR_LEN || total < ihl || total > b->len)
+		return -1;
+	/* A fragment cannot be authenticated alone; esgw does not reassemble. */
+	if (ip[9] != IPPROTO_ESP_NUMBER || (esp_get_be16(ip + 6) & IPV4_MF_AND_OFFSET) != 0)
+		return -1;
+	esp_len = total - ihl;
+	if (esp_len < ESP_HDR_LEN + (unsigned int)sa->iv_len + sa->icv_len)
+		return -1;
+	payload = esp_len - ESP_HDR_LEN - sa->iv_len - sa->icv_len;
+	/* Whole cipher blocks, and at least the 2-byte trailer (RFC 4303 2.4). */
+	if (payload < ESP_TRAILER_LEN || payload % sa->block_len != 0)
+		return -1;
+	esp = ip + ihl;
+	if (esp_get_be32(esp) != sa->spi) {
+		*reason = ESGW_DROP_NO_SA;
+		return -1;
+	}
+	*seq = esp_get_be32(esp + 4);
+	if (!replay_check(&sa->rt->replay, *seq)) {
+		*reason = ESGW_DROP_REPLAY;
+		return -1;
+	}
+	*outer_len = (uint16_t)ihl;
+	*payload_len = (uint16_t)payload;
+	b->tailroom = (uint16_t)(b->tailroom + (b->len - total)); /* L2 padding */
+	b->len = (uint16_t)total;
+	return 0;
+}
+
+static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
+			   unsigned int outer_len, unsigned int payload_len, uint8_t gcm_nonce[16],
+			   uint8_t icv[16], uintptr_t index)
+{
+	uint8_t *esp = b->data + outer_len;
+	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
+
+	job->cipher_direction = IMB_DIR_DECRYPT;
+	job->chain_order = IMB_ORDER_HASH_CIPHER;
+	job->key_len_in_bytes = IMB_KEY_128_BYTES;
+	job->src = esp;
+	job->dst = esp + payload_off;
+	job->cipher_start_src_offset_in_bytes = payload_off;
+	job->msg_len_to_cipher_in_bytes = payload_len;
+	job->auth_tag_output = icv;
+	job->auth_tag_output_len_in_bytes = sa->icv_len;
+	job->user_data = (void *)index;
+	if (sa->alg == ESP_ALG_AES_GCM_128) {
+		memcpy(gcm_nonce, sa->salt, 4);
+		memcpy(gcm_nonce + 4, esp + ESP_HDR_LEN, 8);
+		job->cipher_mode = IMB_CIPHER_GCM;
+		job->hash_alg = IMB_AUTH_AES_GMAC;
+		job->enc_keys = &sa->keys.gcm.key;
+		job->dec_keys = &sa->keys.gcm.key;
+		job->iv = gcm_nonce;
+		job->iv_len_in_bytes = 12;
+		job->hash_start_src_offset_in_bytes = payload_off;
+		job->msg_len_to_hash_in_bytes = payload_len;
+		job->u.GCM.aad = esp;
+		job->u.GCM.aad_len_in_bytes = ESP_HDR_LEN;
+	} else {
+		job->cipher_mode = IMB_CIPHER_CBC;
+		job->hash_alg = IMB_AUTH_HMAC_SHA_1;
+		job->enc_keys = sa->keys.cbc.enc_keys;
+		job->dec_keys = sa->keys.cbc.dec_keys;
+		job->iv = esp + ESP_HDR_LEN;
+		job->iv_len_in_bytes = 16;
+		job->hash_start_src_offset_in_bytes = 0;
+		job->msg_len_to_hash_in_bytes = payload_off + payload_len;
+		job->u.HMAC._hashed_auth_key_xor_ipad = sa->keys.cbc.ipad_hash;
+		job->u.HMAC._hashed_auth_key_xor_opad = sa->keys.cbc.opad_hash;
+	}
+}
+
+/* After decryption: the trailer, the padding and the inner header. The
+ * replay window has already moved: the packet is authentic, only its
+ * contents are refused. Returns 0 or the drop reason's -1. */
+static int decap_finish(const struct esp_sa *sa, struct esp_buf *b, unsigned int outer_len,
+			unsigned int payload_len, enum esgw_drop *reason)
+{
+	uint8_t *payload = b->data + outer_len + ESP_HDR_LEN + sa->iv_len;
+	unsigned int pad = payload[payload_len - 2], next_header = payload[payload_len - 1];
+	unsigned int inner_len, inner_total, head;
+
+	*reason = ESGW_DROP_BAD_PADDING;
+	if (pad + ESP_TRAILER_LEN > payload_len)
+		return -1;
+	/* RFC 4303 2.4: the default padding is 1, 2, 3, ... and a receiver
+	 * checks it; a mismatch is a sign of a wrong key or a broken peer. */
+	for (unsigned int i = 0; i < pad; i++)
+		if (payload[payload_len - 2 - pad + i] != (uint8_t)(i + 1))
+			return -1;
+	if (next_header == ESP_NEXT_HEADER_NONE) {
+		*reason = ESGW_DROP_TFC_DUMMY;
+		return -1;
+	}
+	if (next_header != ESP_NEXT_HEADER_IPV4) {
+		*reason = ESGW_DROP_BAD_NEXT_HEADER;
+		return -1;
+	}
+	*reason = ESGW_DROP_MALFORMED;
+	inner_len = payload_len - ESP_TRAILER_LEN - pad;
+	if (inner_len < ESP_IPV4_HDR_LEN || (payload[0] >> 4) != 4)
+		return -1;
+	inner_total = esp_get_be16(payload + 2);
+	if (inner_total < ESP_IPV4_HDR_LEN || inner_total > inner_len)
+		return -1;
+	/* Bytes between the inner packet and the padding are TFC padding. */
+	head = outer_len + ESP_HDR_LEN + sa->iv_len;
+	b->headroom = (uint16_t)(b->headroom + head);
+	b->tailroom = (uint16_t)(b->tailroom + (b->len - head - inner_total));
+	b->data = payload;
+	b->len = (uint16_t)inner_total;
+	return 0;
+}
+
+static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+			    uint16_t n, struct decap_scratch *s)
+{
+	enum esgw_drop reason;
+	uint16_t passed = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		s->completed[i] = 0;
+		buf[i].drop = ESP_NO_DROP;
+		if (decap_check(sa[i], &buf[i], &s->outer_len[i], &s->payload_len[i], &s->seq[i],
+				&reason) < 0) {
+			esp_drop(sa[i], &buf[i], reason);
+			continue;
+		}
+		decap_fill_job(IMB_GET_NEXT_JOB(mgr), sa[i], &buf[i], s->outer_len[i],
+			       s->payload_len[i], s->gcm_nonce[i], s->icv[i], i);
+		esp_jobs_submit(mgr, s->completed);
+	}
+	esp_jobs_flush(mgr, s->completed);
+
+	/* In packet order, so the window sees the sequence numbers as sent. */
+	for (uint16_t i = 0; i < n; i++) {
+		struct esp_sa *a = sa[i];
+		struct esp_buf *b = &buf[i];
+		const uint8_t *received_icv;
+
+		if (b->drop != ESP_NO_DROP)
+			continue;
+		if (!s->completed[i]) {
+			esp_drop(a, b, ESGW_DROP_CRYPTO_ERROR);
+			continue;
+		}
+		received_icv = b->data + b->len - a->icv_len;
+		if (!icv_equal(received_icv, s->icv[i], a->icv_len)) {
+			esp_drop(a, b, ESGW_DROP_AUTH_FAILED); /* the window does not move */
+			continue;
+		}
+		/* Again: an earlier packet of this burst may have carried the same seq. */
+		if (!replay_check(&a->rt->replay, s->seq[i])) {
+			esp_drop(a, b, ESGW_DROP_REPLAY);
+			continue;
+		}
+		replay_update(&a->rt->replay, s->seq[i]);
+		if (decap_finish(a, b, s->outer_len[i], s->payload_len[i], &reason) < 0) {
+			esp_drop(a, b, reason);
+			continue;
+		}
+		a->rt->ctr.packets++;
+		a->rt->ctr.bytes += b->len;
+		passed++;
+	}
+	return passed;
+}
+
+uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n)
+{
+	struct decap_scratch scratch;
+	uint16_t passed = 0;
+
+	for (uint16_t done = 0; done < n;) {
+		uint16_t chunk = n - done < ESP_BURST_MAX ? n - done : ESP_BURST_MAX;
+
+		passed += decap_chunk(mgr, sa + done, buf + done, chunk, &scratch);
+		done += chunk;
+	}
+	return passed;
+}

@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The crypto worker's side of the control protocol: apply the SAs esgw-ctld
+ * places on this worker (keys into private key schedules, runtime state in
+ * shared memory kept across restarts), and report worker and SA counters. */
+#include <arpa/inet.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "addr.h"
+#include "log.h"
+#include "worker.h"
+
+/* Outer tunnel endpoint: empty for an SA used inbound only. */
+static int parse_endpoint(const char *s, uint32_t *addr_be)
+{
+	uint32_t addr;
+
+	*addr_be = 0;
+	if (s == NULL || s[0] == '\0')
+		return 0;
+	if (esgw_parse_ipv4(s, &addr) < 0)
+		return -1;
+	*addr_be = htonl(addr);
+	return 0;
+}
+
+static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa **out, char *err,
+		    size_t errlen)
+{
+	struct esp_sa_params p = {
+		.spi = s->spi,
+		.alg = (enum esp_alg)s->algorithm,
+		.crypto_key = s->crypto_key.data,
+		.crypto_key_len = s->crypto_key.len,
+		.integ_key = s->integ_key.data,
+		.integ_key_len = s->integ_key.len,
+		.salt = s->salt.data,
+		.salt_len = s->salt.len,
+	};
+	char why[160];
+	struct esp_sa *sa;
+
+	if (s->slot >= ESGW_MAX_SA) {
+		snprintf(err, errlen, "SA %u: runtime slot %u out of range (max %d)", s->id, s->slot,
+			 ESGW_MAX_SA - 1);
+		return -1;
+	}
+	if (parse_endpoint(s->local, &p.outer_src) < 0 ||
+	    parse_endpoint(s->remote, &p.outer_dst) < 0) {
+		snprintf(err, errlen, "SA %u: bad tunnel endpoint '%s' -> '%s'", s->id, s->local,
+			 s->remote);
+		return -1;
+	}
+	p.rt = &w->dp.shared->sa[s->slot];
+	sa = esp_sa_alloc();
+	if (sa == NULL) {
+		snprintf(err, errlen, "SA %u: out of memory", s->id);
+		return -1;
+	}
+	if (esp_sa_init(w->mgr, sa, &p, why, sizeof(why)) < 0) {
+		snprintf(err, errlen, "SA %u: %s", s->id, why);
+		esp_sa_free(sa);
+		return -1;
+	}
+	*out = sa;
+	return 0;
+}
+
+/* A new SA in the slot starts from scratch; the same SPI keeps its sequence
+ * number and replay window, which is how they survive a worker restart (RFC
+ * 4303 3.3.3: an outbound sequence number is never reused). */
+static void runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, const Esgw__DpSa *s)
+{
+	uint64_t generation = rt->generation;
+
+	if (rt->spi != s->spi || generation == 0) {
+		memset(rt, 0, sizeof(*rt));
+		replay_init(&rt->replay, s->replay_window ? s->replay_window
+							   : REPLAY_WINDOW_DEFAULT);
+		rt->spi = s->spi;
+		rt->generation = generation + 1;
+	}
+	rt->owner = w->id;
+}
+
+/* The unpacked request is freed right after this call; do not leave key
+ * bytes behind in freed heap memory. */
+static void wipe_request_keys(const Esgw__DpConfig *cfg)
+{
+	for (size_t i = 0; i < cfg->n_sas; i++) {
+		Esgw__DpSa *s = cfg->sas[i];
+
+		if (s->crypto_key.data != NULL)
+			explicit_bzero(s->crypto_key.data, s->crypto_key.len);
+		if (s->integ_key.data != NULL)
+			explicit_bzero(s->integ_key.data, s->integ_key.len);
+		if (s->salt.data != NULL)
+			explicit_bzero(s->salt.data, s->salt.len);
+	}
+}
+
+int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
+			    size_t errlen)
+{
+	struct crypto_worker *w = (struct crypto_worker *)dp;
+	static struct esp_sa *fresh[ESGW_MAX_SA];
+	static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
+	unsigned int count = 0;
+	int rc = -1;
+
+	memset(fresh, 0, sizeof(fresh));
+	memset(fresh_cfg, 0, sizeof(fresh_cfg));
+	/* Build every SA first: a refused configuration changes nothing. */
+	for (size_t i = 0; i < cfg->n_sas; i++) {
+		const Esgw__DpSa *s = cfg->sas[i];
+
+		if (s->worker != w->id)
+			continue;
+		if (s->slot < ESGW_MAX_SA && fresh[s->slot] != NULL) {
+			snprintf(err, errlen, "SA %u: runtime slot %u given twice", s->id, s->slot);
+			goto out;
+		}
+		if (sa_build(w, s, &fresh[s->slot < ESGW_MAX_SA ? s->slot : 0], err, errlen) < 0)
+			goto out;
+		fresh_cfg[s->slot] = s;
+		count++;
+	}
+
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+		if (fresh[slot] != NULL)
+			runtime_adopt(w, &w->dp.shared->sa[slot], fresh_cfg[slot]);
+		/* Replacing the key schedule is safe here: the data path runs in
+		 * this thread and no job is in flight between bursts. */
+		esp_sa_free(w->sa[slot]); /* wipes a removed or replaced SA's keys */
+		w->sa[slot] = fresh[slot];
+		w->sa_id[slot] = fresh_cfg[slot] ? fresh_cfg[slot]->id : 0;
+		fresh[slot] = NULL;
+	}
+	ESGW_INFO("configuration %lu: %u SAs", (unsigned long)cfg->generation, count);
+	rc = 0;
+out:
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+		esp_sa_free(fresh[slot]);
+	wipe_request_keys(cfg);
+	return rc;
+}
+
+void crypto_worker_sas_wipe(struct crypto_worker *w)
+{
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+		esp_sa_free(w->sa[slot]);
+		w->sa[slot] = NULL;
+	}
+}
+
+void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
+{
+	struct crypto_worker *w = (struct crypto_worker *)dp;
+	Esgw__Counter **drops, **counters;
+	size_t n_drops, n_sas = 0;
+
+	drops = esgw_dp_drop_counters(dp, w->drops, &n_drops);
+	counters = esgw_dp_alloc(dp, (3 + n_drops) * sizeof(*counters));
+	counters[0] = esgw_dp_counter(dp, "packets_encrypted", w->packets_encrypted);
+	counters[1] = esgw_dp_counter(dp, "packets_decrypted", w->packets_decrypted);
+	counters[2] = esgw_dp_counter(dp, "bytes", w->bytes);
+	memcpy(counters + 3, drops, n_drops * sizeof(*drops));
+	stats->counters = counters;
+	stats->n_counters = 3 + n_drops;
+
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+		n_sas += w->sa[slot] != NULL;
+	stats->sas = esgw_dp_alloc(dp, n_sas * sizeof(*stats->sas));
+	stats->n_sas = 0;
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+		const struct esgw_sa_runtime *rt;
+		Esgw__DpSaStats *s;
+
+		if (w->sa[slot] == NULL)
+			continue;
+		rt = w->sa[slot]->rt;
+		s = esgw_dp_alloc(dp, sizeof(*s));
+		esgw__dp_sa_stats__init(s);
+		s->id = w->sa_id[slot];
+		s->slot = slot;
+		s->packets = rt->ctr.packets;
+		s->bytes = rt->ctr.bytes;
+		s->drops = esgw_dp_drop_counters(dp, rt->ctr.drops, &s->n_drops);
+		s->seq_out = rt->seq_out;
+		s->replay_top = rt->replay.top;
+		stats->sas[stats->n_sas++] = s;
+	}
+}

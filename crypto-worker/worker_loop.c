@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The crypto worker's data path: dequeue a burst from esgw.crypto.N, encrypt
+ * or decrypt it with the ESP core, hand encrypted frames to the port's TX
+ * ring and decrypted packets back to the router, sleep when idle.
+ * mbuf ownership: ours from the dequeue until an enqueue succeeds; every
+ * other path frees it through esgw_drop with a reason. */
+#include <rte_branch_prediction.h>
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_pause.h>
+
+#include "log.h"
+#include "worker.h"
+
+#define IDLE_SPINS 64
+#define IDLE_TIMEOUT_US 20000
+#define CTL_POLL_EVERY 64 /* busy bursts between control socket polls */
+
+int crypto_worker_rings_attach(struct crypto_worker *w)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w->id);
+	w->ring_in = rte_ring_lookup(name);
+	if (w->ring_in == NULL) {
+		ESGW_ERR("ring %s not found: does esgw-rxtx create %d worker rings?", name,
+			 ESGW_MAX_WORKERS);
+		return -1;
+	}
+	w->ring_router_in = rte_ring_lookup(ESGW_RING_ROUTER_IN);
+	if (w->ring_router_in == NULL) {
+		ESGW_ERR("ring %s not found", ESGW_RING_ROUTER_IN);
+		return -1;
+	}
+	return 0;
+}
+
+/* Port TX rings exist for the ports rxtx has up; a port added later appears
+ * later, so look up on first use and keep the answer. */
+static struct rte_ring *tx_ring(struct crypto_worker *w, uint16_t port)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	if (port >= ESGW_MAX_PORTS)
+		return NULL;
+	if (unlikely(w->ring_tx[port] == NULL)) {
+		snprintf(name, sizeof(name), ESGW_RING_TX_FMT, port);
+		w->ring_tx[port] = rte_ring_lookup(name);
+	}
+	return w->ring_tx[port];
+}
+
+/* Drop a packet whose SA is known: counted for the worker and for the SA. */
+static void drop_sa_packet(struct crypto_worker *w, struct rte_mbuf *m, struct esp_sa *sa,
+			   enum esgw_drop reason)
+{
+	sa->rt->ctr.drops[reason]++;
+	esgw_drop(m, w->drops, reason);
+}
+
+static void buf_from_mbuf(struct esp_buf *b, struct rte_mbuf *m)
+{
+	b->data = rte_pktmbuf_mtod(m, uint8_t *);
+	b->len = rte_pktmbuf_data_len(m);
+	b->headroom = rte_pktmbuf_headroom(m);
+	b->tailroom = rte_pktmbuf_tailroom(m);
+	b->drop = ESP_NO_DROP;
+}
+
+/* Carry what the ESP core did to the buffer over to the mbuf, through the
+ * mbuf API so pkt_len and data_len stay consistent. */
+static int mbuf_from_buf(struct rte_mbuf *m, const struct esp_buf *b)
+{
+	uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
+	uint16_t len;
+
+	if (b->data < data) {
+		if (rte_pktmbuf_prepend(m, (uint16_t)(data - b->data)) == NULL)
+			return -1;
+	} else if (b->data > data) {
+		if (rte_pktmbuf_adj(m, (uint16_t)(b->data - data)) == NULL)
+			return -1;
+	}
+	len = rte_pktmbuf_data_len(m);
+	if (b->len > len)
+		return rte_pktmbuf_append(m, (uint16_t)(b->len - len)) == NULL ? -1 : 0;
+	if (b->len < len)
+		return rte_pktmbuf_trim(m, (uint16_t)(len - b->len));
+	return 0;
+}
+
+/* The ESP core works on one contiguous buffer. */
+static int make_contiguous(struct rte_mbuf *m)
+{
+	return m->nb_segs == 1 ? 0 : rte_pktmbuf_linearize(m);
+}
+
+static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], struct esp_sa *sa[],
+			  uint16_t n)
+{
+	struct rte_mbuf *tx[ESGW_MAX_PORTS][ESGW_BURST];
+	uint16_t tx_count[ESGW_MAX_PORTS] = {0};
+	struct esp_buf bufs[ESGW_BURST];
+	uint16_t inner_len[ESGW_BURST];
+	unsigned int sent = 0;
+
+	for (uint16_t i = 0; i < n; i++) {
+		buf_from_mbuf(&bufs[i], pkts[i]);
+		inner_len[i] = bufs[i].len >= 4 ? esp_get_be16(bufs[i].data + 2) : 0;
+	}
+	esp_encap_burst(w->mgr, sa, bufs, n);
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		struct esgw_meta *meta = esgw_meta(m);
+		struct rte_ether_hdr *eth;
+		uint16_t port = meta->out_port;
+
+		if (bufs[i].drop != ESP_NO_DROP) {
+			esgw_drop(m, w->drops, bufs[i].drop); /* the SA counted it already */
+			continue;
+		}
+		w->packets_encrypted++;
+		w->bytes += inner_len[i];
+		if (mbuf_from_buf(m, &bufs[i]) < 0 ||
+		    (eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, sizeof(*eth))) == NULL) {
+			drop_sa_packet(w, m, sa[i], ESGW_DROP_TOO_BIG);
+			continue;
+		}
+		if (tx_ring(w, port) == NULL) {
+			drop_sa_packet(w, m, sa[i], ESGW_DROP_TX_FAILED);
+			continue;
+		}
+		rte_ether_addr_copy(&meta->dst_mac, &eth->dst_addr);
+		rte_ether_addr_copy(&meta->src_mac, &eth->src_addr);
+		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		meta->kind = ESGW_PKT_TX;
+		tx[port][tx_count[port]++] = m;
+	}
+
+	for (uint16_t port = 0; port < ESGW_MAX_PORTS; port++) {
+		unsigned int k;
+
+		if (tx_count[port] == 0)
+			continue;
+		k = rte_ring_enqueue_burst(w->ring_tx[port], (void **)tx[port], tx_count[port],
+					   NULL);
+		sent += k;
+		for (unsigned int i = k; i < tx_count[port]; i++) {
+			struct esp_sa *s = w->sa[esgw_meta(tx[port][i])->sa_slot];
+
+			drop_sa_packet(w, tx[port][i], s, ESGW_DROP_RING_FULL);
+		}
+	}
+	if (sent)
+		esgw_doorbell_ring(&w->dp.shared->db_rxtx);
+}
+
+static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], struct esp_sa *sa[],
+			  uint16_t n)
+{
+	struct rte_mbuf *out[ESGW_BURST];
+	struct esp_sa *out_sa[ESGW_BURST];
+	struct esp_buf bufs[ESGW_BURST];
+	unsigned int count = 0, k;
+
+	for (uint16_t i = 0; i < n; i++)
+		buf_from_mbuf(&bufs[i], pkts[i]);
+	esp_decap_burst(w->mgr, sa, bufs, n);
+
+	for (uint16_t i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+
+		if (bufs[i].drop != ESP_NO_DROP) {
+			esgw_drop(m, w->drops, bufs[i].drop);
+			continue;
+		}
+		w->packets_decrypted++;
+		w->bytes += bufs[i].len;
+		if (mbuf_from_buf(m, &bufs[i]) < 0) {
+			drop_sa_packet(w, m, sa[i], ESGW_DROP_MALFORMED);
+			continue;
+		}
+		esgw_meta(m)->kind = ESGW_PKT_DECRYPTED;
+		out_sa[count] = sa[i];
+		out[count++] = m;
+	}
+	if (count == 0)
+		return;
+	k = rte_ring_enqueue_burst(w->ring_router_in, (void **)out, count, NULL);
+	for (unsigned int i = k; i < count; i++)
+		drop_sa_packet(w, out[i], out_sa[i], ESGW_DROP_RING_FULL);
+	if (k)
+		esgw_doorbell_ring(&w->dp.shared->db_router);
+}
+
+/* One burst from the input ring; returns how many packets it held. */
+static unsigned int process_burst(struct crypto_worker *w)
+{
+	struct rte_mbuf *pkts[ESGW_BURST], *enc[ESGW_BURST], *dec[ESGW_BURST];
+	struct esp_sa *enc_sa[ESGW_BURST], *dec_sa[ESGW_BURST];
+	uint16_t n_enc = 0, n_dec = 0;
+	unsigned int n;
+
+	n = rte_ring_dequeue_burst(w->ring_in, (void **)pkts, ESGW_BURST, NULL);
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		const struct esgw_meta *meta = esgw_meta(m);
+		struct esp_sa *sa = meta->sa_slot < ESGW_MAX_SA ? w->sa[meta->sa_slot] : NULL;
+
+		if (sa == NULL) {
+			/* The router's view and ours differ for a moment around a
+			 * configuration change (an SA moved or deleted). */
+			esgw_drop(m, w->drops, ESGW_DROP_NO_SA);
+			continue;
+		}
+		if (make_contiguous(m) < 0) {
+			drop_sa_packet(w, m, sa, ESGW_DROP_MALFORMED);
+			continue;
+		}
+		if (meta->kind == ESGW_PKT_ENCRYPT) {
+			enc_sa[n_enc] = sa;
+			enc[n_enc++] = m;
+		} else if (meta->kind == ESGW_PKT_DECRYPT) {
+			dec_sa[n_dec] = sa;
+			dec[n_dec++] = m;
+		} else {
+			ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "packet of kind %u on a crypto ring",
+					     meta->kind);
+			drop_sa_packet(w, m, sa, ESGW_DROP_MALFORMED);
+		}
+	}
+	if (n_enc)
+		encrypt_burst(w, enc, enc_sa, n_enc);
+	if (n_dec)
+		decrypt_burst(w, dec, dec_sa, n_dec);
+	return n;
+}
+
+static int has_work(void *arg)
+{
+	const struct crypto_worker *w = arg;
+
+	return rte_ring_count(w->ring_in) != 0;
+}
+
+void crypto_worker_run(struct crypto_worker *w)
+{
+	unsigned int idle = 0, busy = 0;
+
+	while (!esgw_dp_quit) {
+		if (process_burst(w)) {
+			idle = 0;
+			if (++busy % CTL_POLL_EVERY == 0)
+				esgw_dp_ctl_poll(&w->dp);
+			continue;
+		}
+		if (++idle < IDLE_SPINS) {
+			rte_pause();
+			continue;
+		}
+		esgw_dp_idle(&w->dp, &w->dp.shared->db_worker[w->id], IDLE_TIMEOUT_US, has_work, w);
+	}
+}
