@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <fcntl.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <rte_errno.h>
 #include <rte_memzone.h>
 
+#include "addr.h"
 #include "log.h"
 
 volatile int esgw_dp_quit;
@@ -44,6 +46,66 @@ int esgw_dp_eal_init(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	return n;
+}
+
+static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
+{
+	fprintf(out,
+		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR]\n"
+		"  --rundir DIR  where the control socket is created (default %s)\n",
+		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT);
+	if (want_worker)
+		fprintf(out, "  --worker N    worker id, 0..%d: serves ring esgw.crypto.N\n",
+			ESGW_MAX_WORKERS - 1);
+}
+
+int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worker)
+{
+	static const struct option options[] = {
+		{"rundir", required_argument, NULL, 'r'},
+		{"worker", required_argument, NULL, 'w'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint32_t worker;
+	int opt;
+
+	dp->worker = -1;
+	optind = 1; /* the EAL used getopt before us */
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			if ((size_t)snprintf(dp->rundir, sizeof(dp->rundir), "%s", optarg) >=
+			    sizeof(dp->rundir)) {
+				ESGW_ERR("--rundir too long: %s", optarg);
+				return -1;
+			}
+			break;
+		case 'w':
+			if (!want_worker || esgw_parse_u32(optarg, ESGW_MAX_WORKERS - 1, &worker) < 0) {
+				ESGW_ERR("--worker must be a number from 0 to %d, not '%s'",
+					 ESGW_MAX_WORKERS - 1, optarg);
+				return -1;
+			}
+			dp->worker = (int)worker;
+			break;
+		case 'h':
+			usage(dp, want_worker, stdout);
+			exit(0);
+		default:
+			usage(dp, want_worker, stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		ESGW_ERR("unexpected argument: %s", argv[optind]);
+		return -1;
+	}
+	if (want_worker && dp->worker < 0) {
+		ESGW_ERR("--worker N is required");
+		return -1;
+	}
+	return 0;
 }
 
 int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms)

@@ -51,6 +51,10 @@ extern volatile int esgw_dp_quit;
 /* rte_eal_init plus signal handlers; returns the number of EAL arguments
  * consumed (argv is shifted like rte_eal_init does) or exits with a message. */
 int esgw_dp_eal_init(int argc, char **argv);
+/* Parse the application arguments after "--": --rundir DIR, --worker N (only
+ * and then required when want_worker), --help. Logs what is wrong and returns
+ * -1 on bad arguments; exits 0 after --help. */
+int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worker);
 /* Secondary: look up the shared table and mbuf pool created by rxtx, waiting
  * up to timeout_ms for them. Returns 0 or -1 with a message logged. */
 int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms);

@@ -2,7 +2,6 @@
 /* esgw-crypto: one ESP crypto worker (--worker N). Attaches to esgw-rxtx's
  * shared objects, takes its SAs from esgw-ctld, encrypts and decrypts bursts
  * from its ring until SIGTERM, then wipes every key. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -12,66 +11,6 @@
 #include "worker.h"
 
 #define ATTACH_TIMEOUT_MS 5000
-
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: esgw-crypto EAL-ARGS... -- --worker N [--rundir DIR]\n"
-		     "  EAL-ARGS: --file-prefix P --proc-type secondary --lcores <10+N>@CPU\n"
-		     "  --worker N    worker id, 0..%d: serves ring esgw.crypto.N\n"
-		     "  --rundir DIR  where crypto-N.sock is created (default %s)\n",
-		ESGW_MAX_WORKERS - 1, ESGW_RUNDIR_DEFAULT);
-}
-
-static int parse_options(struct crypto_worker *w, int argc, char **argv)
-{
-	static const struct option options[] = {
-		{"rundir", required_argument, NULL, 'r'},
-		{"worker", required_argument, NULL, 'w'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int opt, have_worker = 0;
-	char *end;
-	long id;
-
-	optind = 1; /* the EAL used getopt before us */
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			if ((size_t)snprintf(w->dp.rundir, sizeof(w->dp.rundir), "%s", optarg) >=
-			    sizeof(w->dp.rundir)) {
-				ESGW_ERR("--rundir too long: %s", optarg);
-				return -1;
-			}
-			break;
-		case 'w':
-			id = strtol(optarg, &end, 10);
-			if (*optarg == '\0' || *end != '\0' || id < 0 || id >= ESGW_MAX_WORKERS) {
-				ESGW_ERR("--worker must be a number from 0 to %d, not '%s'",
-					 ESGW_MAX_WORKERS - 1, optarg);
-				return -1;
-			}
-			w->id = (unsigned int)id;
-			have_worker = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		ESGW_ERR("unexpected argument: %s", argv[optind]);
-		return -1;
-	}
-	if (!have_worker) {
-		ESGW_ERR("--worker N is required");
-		return -1;
-	}
-	return 0;
-}
 
 static IMB_MGR *ipsec_mb_open(void)
 {
@@ -104,9 +43,9 @@ int main(int argc, char **argv)
 	n = esgw_dp_eal_init(argc, argv);
 	argc -= n;
 	argv += n;
-	if (parse_options(&w, argc, argv) < 0)
+	if (esgw_dp_parse_args(&w.dp, argc, argv, 1) < 0)
 		goto fail_eal;
-	w.dp.worker = (int)w.id;
+	w.id = (uint32_t)w.dp.worker;
 	snprintf(log_name, sizeof(log_name), "esgw-crypto-%u", w.id);
 	esgw_log_init(log_name);
 	if (rte_eal_process_type() != RTE_PROC_SECONDARY) {

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* esgw-router: the DPDK secondary that does ARP, ICMP and IPv4 forwarding, and
  * hands tunnel traffic to the crypto workers. Options, init, main loop. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,37 +16,6 @@
 #define ATTACH_TIMEOUT_MS 10000
 
 static struct router router;
-
-static void usage(void)
-{
-	fprintf(stderr, "usage: esgw-router EAL-ARGS -- [--rundir DIR]\n");
-	exit(2);
-}
-
-static void parse_args(struct router *r, int argc, char **argv)
-{
-	static const struct option options[] = {
-		{"rundir", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int c;
-
-	optind = 1;
-	while ((c = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (c) {
-		case 'r':
-			if (strlen(optarg) >= sizeof(r->dp.rundir))
-				usage();
-			strcpy(r->dp.rundir, optarg);
-			break;
-		default:
-			usage();
-		}
-	}
-	if (optind != argc)
-		usage();
-}
 
 static int lookup_rings(struct router *r)
 {
@@ -113,11 +81,11 @@ int main(int argc, char **argv)
 	unsigned int idle = 0, iter = 0;
 	int n, rc = 1;
 
-	esgw_log_init("router");
+	esgw_log_init("esgw-router");
 	n = esgw_dp_eal_init(argc, argv);
-	parse_args(r, argc - n, argv + n);
 	r->dp.role = "router";
-	r->dp.worker = -1;
+	if (esgw_dp_parse_args(&r->dp, argc - n, argv + n, 0) < 0)
+		goto out_eal;
 	r->dp.listen_fd = r->dp.conn_fd = -1;
 	r->dp.on_config = router_config_apply;
 	r->dp.on_stats = router_stats;

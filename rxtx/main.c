@@ -2,7 +2,6 @@
 /* esgw-rxtx: the DPDK primary process. Creates the shared pool, table and
  * rings, starts the ports, then moves frames between the ports and the rings
  * until SIGTERM. */
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -10,48 +9,6 @@
 
 #include "log.h"
 #include "rxtx.h"
-
-static void usage(FILE *out)
-{
-	fprintf(out, "usage: esgw-rxtx EAL-ARGS... -- [--rundir DIR]\n"
-		     "  EAL-ARGS: --file-prefix P --proc-type primary --vdev DEVARGS...\n"
-		     "  --rundir DIR  where rxtx.sock is created (default %s)\n",
-		ESGW_RUNDIR_DEFAULT);
-}
-
-static int parse_options(struct rxtx *rx, int argc, char **argv)
-{
-	static const struct option options[] = {
-		{"rundir", required_argument, NULL, 'r'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	int opt;
-
-	optind = 1; /* the EAL used getopt before us */
-	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
-		switch (opt) {
-		case 'r':
-			if ((size_t)snprintf(rx->dp.rundir, sizeof(rx->dp.rundir), "%s", optarg) >=
-			    sizeof(rx->dp.rundir)) {
-				ESGW_ERR("--rundir too long: %s", optarg);
-				return -1;
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			return -1;
-		}
-	}
-	if (optind < argc) {
-		ESGW_ERR("unexpected argument: %s", argv[optind]);
-		return -1;
-	}
-	return 0;
-}
 
 int main(int argc, char **argv)
 {
@@ -65,7 +22,7 @@ int main(int argc, char **argv)
 	n = esgw_dp_eal_init(argc, argv);
 	argc -= n;
 	argv += n;
-	if (parse_options(&rx, argc, argv) < 0)
+	if (esgw_dp_parse_args(&rx.dp, argc, argv, 0) < 0)
 		goto fail_eal;
 	/* Secondaries find the shared objects only in the primary's memory. */
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
