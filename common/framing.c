@@ -188,6 +188,7 @@ int esgw_msg_write(int fd, const ProtobufCMessage *m, int timeout_ms)
 		return -1;
 	protobuf_c_message_pack(m, buf);
 	rc = esgw_frame_write(fd, buf, len, timeout_ms);
+	explicit_bzero(buf, len); /* a DpConfig carries SA keys */
 	free(buf);
 	return rc;
 }

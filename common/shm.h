@@ -14,11 +14,9 @@
 #include <rte_ring.h>
 
 #include "drops.h"
+#include "esgw_limits.h"
 #include "replay.h"
 
-#define ESGW_MAX_PORTS 8
-#define ESGW_MAX_WORKERS 8
-#define ESGW_MAX_SA 1024 /* SA runtime slots */
 
 #define ESGW_POOL_NAME "esgw.pool"
 #define ESGW_SHARED_NAME "esgw.shared"

@@ -1,0 +1,136 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* esgw-ctld's shared state: options, the desired configuration, and one record
+ * per dataplane process; and the functions the daemon's files offer each other. */
+#ifndef ESGW_CTLD_H
+#define ESGW_CTLD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <ev.h>
+
+#include "esgw.pb-c.h"
+#include "esgw_limits.h"
+
+#define CTLD_MAX_PROCS (2 + ESGW_MAX_WORKERS)
+#define CTLD_DP_TIMEOUT_MS 2000
+
+enum proc_state { PROC_STOPPED, PROC_STARTING, PROC_RUNNING, PROC_BACKOFF };
+
+/* One dataplane process: rxtx, router or crypto-N. In standalone mode ctld
+ * forks it; in systemd mode it only talks to it. */
+struct dp_proc {
+	char name[16];    /* "rxtx", "router", "crypto-0": socket <rundir>/<name>.sock */
+	const char *role; /* "rxtx", "router", "crypto" */
+	int worker;       /* crypto worker id, -1 otherwise */
+	pid_t pid;        /* forked child, or the peer of the control connection */
+	enum proc_state state;
+	unsigned int restarts;
+	/* control connection */
+	int fd;
+	ev_io eof_watcher;          /* notices the process closing (exit, restart) */
+	uint64_t acked_generation;  /* last DpConfig it accepted; 0: none */
+	bool unreachable_logged;
+	/* supervision (standalone) */
+	ev_child child_watcher;
+	double started_at;   /* ev_now() at fork */
+	double backoff;      /* seconds before the next restart */
+	double restart_at;   /* BACKOFF: when to start again */
+	double term_sent_at; /* a SIGTERM is out: SIGKILL after 5 s */
+	bool stop_requested; /* its exit is ours: restart without backoff */
+	bool ever_started;
+};
+
+struct ctld_options {
+	const char *socket_path;
+	const char *config_path;
+	const char *rundir;
+	const char *file_prefix;
+	const char *bindir;
+	const char *log_dir;
+	bool standalone;
+	int workers; /* -1: from the saved config, else 1 */
+};
+
+struct ctld {
+	struct ctld_options opt;
+	struct ev_loop *loop;
+	Esgw__Config *config; /* desired state; keys included */
+	uint64_t generation;  /* of config, bumped on every change */
+	struct dp_proc procs[CTLD_MAX_PROCS];
+	int nprocs;
+	bool shutting_down;
+	ev_timer tick; /* reconcile pushes, supervise */
+};
+
+extern struct ctld ctld;
+
+/* state.c: lookups and derived facts on ctld.config. */
+Esgw__Interface *state_interface(const char *name);
+Esgw__Sa *state_sa(uint32_t id);
+Esgw__Sa *state_sa_by_spi(uint32_t spi);
+Esgw__Tunnel *state_tunnel(const char *name);
+Esgw__Route *state_route(const char *prefix);
+/* The tunnel using SA id as its outbound / an inbound SA, or NULL. */
+Esgw__Tunnel *state_tunnel_out(uint32_t id);
+Esgw__Tunnel *state_tunnel_in(uint32_t id);
+int state_free_slot(void);
+int state_least_loaded_worker(void);
+/* A deep copy of a message (pack + unpack), owned by the caller. */
+void *msg_clone(const void *msg);
+/* Zero the key bytes of an SA (before freeing it). */
+void sa_wipe_keys(Esgw__Sa *sa);
+/* Free an unpacked message after zeroing any key bytes it holds. */
+void sa_free(Esgw__Sa *sa);
+void config_free(Esgw__Config *c);
+Esgw__Config *config_new(void);
+/* Append to a repeated field of pointers: (void ***)&arr, &n. Aborts on OOM. */
+void array_append(void *arr_ptr, size_t *n, void *item);
+void array_remove(void *arr_ptr, size_t *n, size_t index);
+/* Replace a string field with a malloc'ed copy of s. */
+void str_set(char **field, const char *s);
+
+/* config_store.c: persistence. mkdir -p of the directory holding path (of path
+ * itself when it ends in a slash). */
+void make_parent_dirs(const char *path);
+Esgw__Config *config_load(const char *path);
+int config_save(const Esgw__Config *c, const char *path, char *err, size_t errlen);
+
+/* handlers.c: the control API. Fills resp; frees nothing of req. */
+void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
+void handle_response_free(Esgw__Response *resp);
+/* show.c */
+void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply);
+void show_free(Esgw__ShowReply *reply);
+
+/* server.c: the UNIX socket API. */
+int server_open(const char *path);
+void server_close(void);
+
+/* push.c: connections to the dataplane processes. */
+void dp_procs_init(int workers);
+/* Push the current generation to every process that has not acked it. */
+void dp_push_all(void);
+void dp_push(struct dp_proc *p);
+/* Open the control connection if it is not open; 0 or -1 (not ready). */
+int dp_connect(struct dp_proc *p);
+void dp_disconnect(struct dp_proc *p);
+/* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
+Esgw__DpResponse *dp_stats(struct dp_proc *p);
+void dp_stats_free(Esgw__DpResponse *r);
+struct dp_proc *dp_proc_by_name(const char *name);
+const char *proc_state_name(enum proc_state s);
+
+/* supervise.c: standalone mode. */
+void supervise_tick(void);
+/* The set of interfaces changed: restart the whole dataplane. */
+void supervise_interfaces_changed(void);
+void supervise_shutdown(void);
+bool supervise_busy(void); /* something is starting or waiting: tick faster */
+
+/* Called by handlers after a successful change. */
+void ctld_config_changed(bool interfaces_changed);
+
+#endif

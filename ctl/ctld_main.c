@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* esgw-ctld: options, loading the saved configuration, and the libev loop that
+ * serves the control socket, reconciles the dataplane every second and, with
+ * --standalone, supervises the dataplane processes. */
+#include "ctld.h"
+
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+struct ctld ctld;
+
+#define TICK_IDLE 1.0  /* reconcile period */
+#define TICK_BUSY 0.1  /* while processes start, back off or stop */
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
+		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
+		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
+		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
+		"          bindir: the directory of esgw-ctld, log dir: the rundir\n");
+}
+
+static void parse_options(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"config", required_argument, NULL, 'c'},
+		{"rundir", required_argument, NULL, 'r'},
+		{"file-prefix", required_argument, NULL, 'p'},
+		{"standalone", no_argument, NULL, 'S'},
+		{"workers", required_argument, NULL, 'w'},
+		{"bindir", required_argument, NULL, 'b'},
+		{"log-dir", required_argument, NULL, 'l'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static char self_dir[PATH_MAX];
+	char *end;
+	int c;
+
+	ctld.opt = (struct ctld_options){
+		.socket_path = "/run/esgw/ctl.sock",
+		.config_path = "/var/lib/esgw/config.pb",
+		.rundir = "/run/esgw",
+		.file_prefix = "esgw",
+		.workers = -1,
+	};
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's': ctld.opt.socket_path = optarg; break;
+		case 'c': ctld.opt.config_path = optarg; break;
+		case 'r': ctld.opt.rundir = optarg; break;
+		case 'p': ctld.opt.file_prefix = optarg; break;
+		case 'S': ctld.opt.standalone = true; break;
+		case 'b': ctld.opt.bindir = optarg; break;
+		case 'l': ctld.opt.log_dir = optarg; break;
+		case 'w':
+			ctld.opt.workers = (int)strtol(optarg, &end, 10);
+			if (*end != '\0' || ctld.opt.workers < 1 ||
+			    ctld.opt.workers > ESGW_MAX_WORKERS) {
+				fprintf(stderr, "esgw-ctld: --workers must be 1..%d\n",
+					ESGW_MAX_WORKERS);
+				exit(2);
+			}
+			break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); exit(2);
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "esgw-ctld: unexpected argument '%s'\n", argv[optind]);
+		exit(2);
+	}
+	/* The prefix names files ctld deletes on exit: keep it a plain word. */
+	if (ctld.opt.file_prefix[0] == '\0' || strpbrk(ctld.opt.file_prefix, "/*?[. ") != NULL) {
+		fprintf(stderr, "esgw-ctld: --file-prefix must be a plain non-empty word\n");
+		exit(2);
+	}
+	if (ctld.opt.bindir == NULL) {
+		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
+
+		self_dir[n > 0 ? n : 0] = '\0';
+		ctld.opt.bindir = n > 0 ? dirname(self_dir) : ".";
+	}
+	if (ctld.opt.log_dir == NULL)
+		ctld.opt.log_dir = ctld.opt.rundir;
+}
+
+/* --workers wins over the saved count; SAs on workers that no longer exist
+ * move to the least loaded one. */
+static void apply_worker_count(void)
+{
+	Esgw__Config *c = ctld.config;
+	bool moved = false;
+	char err[512];
+
+	if (ctld.opt.workers > 0)
+		c->workers = (uint32_t)ctld.opt.workers;
+	for (size_t i = 0; i < c->n_sas; i++) {
+		if (c->sas[i]->worker < 0 || c->sas[i]->worker >= (int32_t)c->workers) {
+			c->sas[i]->worker = -1;
+			c->sas[i]->worker = state_least_loaded_worker();
+			ESGW_WARN("SA %u moved to worker %d (%u workers now)", c->sas[i]->id,
+				  c->sas[i]->worker, c->workers);
+			moved = true;
+		}
+	}
+	if (moved && config_save(c, ctld.opt.config_path, err, sizeof(err)) < 0)
+		ESGW_ERR("%s", err);
+}
+
+void ctld_config_changed(bool interfaces_changed)
+{
+	ctld.generation++;
+	if (ctld.opt.standalone && interfaces_changed)
+		supervise_interfaces_changed();
+	dp_push_all();
+	ev_feed_event(ctld.loop, &ctld.tick, EV_TIMER);
+}
+
+static void on_tick(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	if (ctld.opt.standalone)
+		supervise_tick();
+	dp_push_all();
+	w->repeat = ctld.opt.standalone && supervise_busy() ? TICK_BUSY : TICK_IDLE;
+	ev_timer_again(loop, w);
+}
+
+static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
+{
+	(void)revents;
+	ESGW_INFO("signal %d: shutting down", w->signum);
+	ev_break(loop, EVBREAK_ALL);
+}
+
+int main(int argc, char **argv)
+{
+	ev_signal sigterm, sigint;
+
+	esgw_log_init("esgw-ctld");
+	parse_options(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	ctld.loop = EV_DEFAULT;
+	ctld.config = config_load(ctld.opt.config_path);
+	apply_worker_count();
+	ctld.generation = 1;
+	dp_procs_init((int)ctld.config->workers);
+	if (ctld.opt.standalone) {
+		char dir[PATH_MAX];
+
+		snprintf(dir, sizeof(dir), "%s/", ctld.opt.rundir);
+		make_parent_dirs(dir);
+		snprintf(dir, sizeof(dir), "%s/", ctld.opt.log_dir);
+		make_parent_dirs(dir);
+	}
+	if (server_open(ctld.opt.socket_path) < 0)
+		return 1;
+	ev_signal_init(&sigterm, on_signal, SIGTERM);
+	ev_signal_init(&sigint, on_signal, SIGINT);
+	ev_signal_start(ctld.loop, &sigterm);
+	ev_signal_start(ctld.loop, &sigint);
+	ev_init(&ctld.tick, on_tick);
+	ctld.tick.repeat = TICK_BUSY;
+	ev_timer_again(ctld.loop, &ctld.tick);
+	ESGW_INFO("%s mode, %u crypto worker(s), %zu interface(s), %zu SA(s)",
+		  ctld.opt.standalone ? "standalone" : "systemd", ctld.config->workers,
+		  ctld.config->n_interfaces, ctld.config->n_sas);
+
+	ev_run(ctld.loop, 0);
+
+	server_close();
+	if (ctld.opt.standalone)
+		supervise_shutdown();
+	for (int i = 0; i < ctld.nprocs; i++)
+		dp_disconnect(&ctld.procs[i]);
+	config_free(ctld.config);
+	ESGW_INFO("stopped");
+	return 0;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* esgwctl: the command line client of esgw-ctld. Global options may come
+ * before the command or after it; the command becomes one Request, the
+ * Response is printed as a table or as JSON. Exit 0 ok, 1 refused, 2 usage. */
+#include "esgwctl.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "framing.h"
+
+#define DEFAULT_SOCKET "/run/esgw/ctl.sock"
+#define REPLY_TIMEOUT_MS 60000 /* a show asks every dataplane process, ~2 s each at worst */
+
+static int connect_ctld(const char *path)
+{
+	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	int fd;
+
+	if (strlen(path) >= sizeof(addr.sun_path))
+		usage_error("socket path too long: %s", path);
+	strcpy(addr.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+		die(1, "cannot connect to %s: %s (is esgw-ctld running?)", path, strerror(errno));
+	return fd;
+}
+
+int main(int argc, char **argv)
+{
+	const char *socket_path = getenv("ESGW_SOCKET");
+	char **words = calloc((size_t)argc + 1, sizeof(*words));
+	bool json = false;
+	int nwords = 0, fd;
+	Esgw__Request req;
+	Esgw__Response *resp;
+	uint8_t *buf;
+	size_t len;
+
+	if (words == NULL)
+		die(1, "out of memory");
+	/* Global options anywhere: `esgwctl --json show sa` and `esgwctl show sa --json`. */
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+			json = true;
+		} else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "-s") == 0) {
+			if (++i >= argc)
+				usage_error("--socket needs a path");
+			socket_path = argv[i];
+		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
+			socket_path = argv[i] + 9;
+		} else {
+			words[nwords++] = argv[i];
+		}
+	}
+	if (socket_path == NULL || socket_path[0] == '\0')
+		socket_path = DEFAULT_SOCKET;
+	if (!command_parse(nwords, words, &req)) {
+		command_help();
+		return 0;
+	}
+	fd = connect_ctld(socket_path);
+	if (esgw_msg_write(fd, &req.base, 5000) < 0) {
+		command_wipe(&req);
+		die(1, "cannot send to %s: %s", socket_path, strerror(errno));
+	}
+	command_wipe(&req);
+	if (esgw_frame_read(fd, &buf, &len, REPLY_TIMEOUT_MS) < 0)
+		die(1, "no answer from esgw-ctld at %s: %s", socket_path,
+		     errno == ECONNRESET ? "connection closed" : strerror(errno));
+	close(fd);
+	resp = esgw__response__unpack(NULL, len, buf);
+	free(buf);
+	if (resp == NULL)
+		die(1, "esgw-ctld sent a malformed response");
+	if (resp->status != ESGW__STATUS__STATUS_OK)
+		die(1, "%s", resp->error[0] ? resp->error : "request refused");
+	if (req.body_case == ESGW__REQUEST__BODY_SHOW)
+		print_show(req.show->what, resp->show, json);
+	else if (json)
+		printf("{\"status\":\"ok\"}\n");
+	esgw__response__free_unpacked(resp, NULL);
+	return 0;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* esgwctl's parts: the command grammar (words -> Request) and the output of
+ * replies (human tables or one JSON document). */
+#ifndef ESGW_ESGWCTL_H
+#define ESGW_ESGWCTL_H
+
+#include <stdbool.h>
+
+#include "esgw.pb-c.h"
+
+/* Exit status of a usage error (bad command line). */
+#define ESGWCTL_EXIT_USAGE 2
+
+/* Print "esgwctl: <message>" on stderr and exit with status. */
+void die(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3), noreturn));
+#define usage_error(...) die(ESGWCTL_EXIT_USAGE, __VA_ARGS__)
+
+/* Build the Request for the command words; exits on a usage error. Returns
+ * false for `help` (nothing to send). */
+bool command_parse(int argc, char **argv, Esgw__Request *req);
+void command_help(void);
+/* Zero key material held by a Request built by command_parse. */
+void command_wipe(Esgw__Request *req);
+
+void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool json);
+
+#endif

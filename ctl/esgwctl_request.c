@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* esgwctl's command grammar: turns the words of a command into a Request,
+ * checking every value locally so typos never reach esgw-ctld. */
+#include "esgwctl.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "validate.h"
+
+#define MAX_KEY 64
+
+static const char help_text[] =
+	"usage: esgwctl [--socket PATH] [--json] COMMAND\n"
+	"  interface add NAME DEVARGS [mtu N]      e.g. interface add wan net_af_packet0,iface=eth1\n"
+	"  interface del NAME\n"
+	"  interface address add NAME A.B.C.D/LEN\n"
+	"  interface address del NAME A.B.C.D/LEN\n"
+	"  route add PREFIX via ADDR [dev NAME]\n"
+	"  route add PREFIX tunnel NAME\n"
+	"  route del PREFIX\n"
+	"  sa add ID spi SPI alg aes-gcm-128|aes-cbc-128-sha1-96 crypto-key HEX\n"
+	"         [integ-key HEX] [salt HEX] [replay-window N] [worker N]\n"
+	"         (gcm: 16-byte crypto-key and 4-byte salt, or a 20-byte crypto-key = key||salt;\n"
+	"          cbc: 16-byte crypto-key and 20-byte integ-key)\n"
+	"  sa del ID\n"
+	"  tunnel add NAME local ADDR remote ADDR sa-out ID sa-in ID[,ID...]\n"
+	"  tunnel del NAME\n"
+	"  show interfaces|routes|sa|tunnels|stats|workers|config\n"
+	"  help\n"
+	"--socket PATH (or env ESGW_SOCKET) names ctld's socket, default /run/esgw/ctl.sock;\n"
+	"--json prints one JSON document. Exit status: 0 ok, 1 refused by esgw-ctld, 2 usage.\n";
+
+void command_help(void)
+{
+	fputs(help_text, stdout);
+}
+
+void die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("esgwctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("\n", stderr);
+	exit(status);
+}
+
+static void *zalloc(size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (p == NULL)
+		usage_error("out of memory");
+	return p;
+}
+
+/* Words of one command, consumed left to right. */
+struct words {
+	int argc;
+	char **argv;
+	int i;
+	const char *command; /* for messages: "sa add" */
+};
+
+static const char *next_word(struct words *w, const char *what)
+{
+	if (w->i >= w->argc)
+		usage_error("%s: missing %s", w->command, what);
+	return w->argv[w->i++];
+}
+
+static void expect_end(struct words *w)
+{
+	if (w->i < w->argc)
+		usage_error("%s: unexpected '%s'", w->command, w->argv[w->i]);
+}
+
+/* The next word, checked by one of validate.h's checks. */
+static const char *checked_word(struct words *w, const char *what,
+				int (*check)(const char *s, const char *what, char *err, size_t errlen))
+{
+	const char *s = next_word(w, what);
+	char err[160];
+
+	if (check(s, what, err, sizeof(err)) < 0)
+		usage_error("%s", err);
+	return s;
+}
+
+#define name_word(w, what) checked_word(w, what, esgw_check_name)
+#define address_word(w, what) checked_word(w, what, esgw_check_address)
+#define prefix_word(w, what) checked_word(w, what, esgw_check_prefix)
+
+static uint32_t number_word(struct words *w, const char *what, uint32_t max)
+{
+	const char *s = next_word(w, what);
+	uint32_t v;
+
+	if (esgw_parse_u32(s, max, &v) < 0)
+		usage_error("%s '%s' is not a number 0..%u", what, s, max);
+	return v;
+}
+
+static ProtobufCBinaryData hex_word(struct words *w, const char *what)
+{
+	const char *s = next_word(w, what);
+	ProtobufCBinaryData b = {0};
+	uint8_t *buf = zalloc(MAX_KEY);
+
+	if (esgw_parse_hex(s, buf, MAX_KEY, &b.len) < 0)
+		usage_error("%s is not an even number of hex digits (at most %d bytes)", what,
+			    MAX_KEY);
+	b.data = buf;
+	return b;
+}
+
+/* "10,20" -> array of ids. */
+static uint32_t *id_list(const char *s, size_t *n)
+{
+	char *copy = strdup(s), *save = NULL;
+	uint32_t *ids = zalloc((strlen(s) / 2 + 2) * sizeof(*ids));
+
+	*n = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (esgw_parse_u32(tok, UINT32_MAX, &ids[*n]) < 0)
+			usage_error("sa-in: '%s' is not an SA id", tok);
+		(*n)++;
+	}
+	if (*n == 0 || s[0] == ',' || s[strlen(s) - 1] == ',' || strstr(s, ",,") != NULL)
+		usage_error("sa-in: '%s' is not a list of SA ids ID[,ID...]", s);
+	free(copy);
+	return ids;
+}
+
+static void interface_cmd(struct words *w, Esgw__Request *req)
+{
+	const char *verb = next_word(w, "add, del or address");
+
+	if (strcmp(verb, "address") == 0) {
+		Esgw__AddressChange *ac = zalloc(sizeof(*ac));
+		const char *op = next_word(w, "add or del");
+
+		esgw__address_change__init(ac);
+		if (strcmp(op, "add") == 0) {
+			w->command = "interface address add";
+			req->body_case = ESGW__REQUEST__BODY_ADDRESS_ADD;
+			req->address_add = ac;
+		} else if (strcmp(op, "del") == 0) {
+			w->command = "interface address del";
+			req->body_case = ESGW__REQUEST__BODY_ADDRESS_DEL;
+			req->address_del = ac;
+		} else {
+			usage_error("interface address: unknown operation '%s' (add or del)", op);
+		}
+		ac->interface = (char *)name_word(w, "interface name");
+		ac->address = (char *)prefix_word(w, "address");
+	} else if (strcmp(verb, "add") == 0) {
+		Esgw__Interface *in = zalloc(sizeof(*in));
+		char device[128];
+
+		w->command = "interface add";
+		esgw__interface__init(in);
+		in->name = (char *)name_word(w, "interface name");
+		in->devargs = (char *)next_word(w, "DEVARGS (e.g. net_af_packet0,iface=eth1)");
+		if (esgw_devargs_device(in->devargs, device, sizeof(device))[0] == '\0')
+			usage_error("interface add: devargs '%s' has no device name", in->devargs);
+		while (w->i < w->argc) {
+			const char *kw = next_word(w, "option");
+
+			if (strcmp(kw, "mtu") != 0)
+				usage_error("interface add: unknown option '%s' (mtu N)", kw);
+			in->mtu = number_word(w, "mtu", ESGW_MTU_MAX);
+			if (in->mtu < ESGW_MTU_MIN)
+				usage_error("mtu %u is out of range %d..%d", in->mtu, ESGW_MTU_MIN,
+					    ESGW_MTU_MAX);
+		}
+		req->body_case = ESGW__REQUEST__BODY_INTERFACE_ADD;
+		req->interface_add = in;
+	} else if (strcmp(verb, "del") == 0) {
+		Esgw__NameRef *ref = zalloc(sizeof(*ref));
+
+		w->command = "interface del";
+		esgw__name_ref__init(ref);
+		ref->name = (char *)name_word(w, "interface name");
+		req->body_case = ESGW__REQUEST__BODY_INTERFACE_DEL;
+		req->interface_del = ref;
+	} else {
+		usage_error("interface: unknown operation '%s' (add, del, address)", verb);
+	}
+	expect_end(w);
+}
+
+static void route_cmd(struct words *w, Esgw__Request *req)
+{
+	const char *verb = next_word(w, "add or del");
+	Esgw__Route *r = zalloc(sizeof(*r));
+
+	esgw__route__init(r);
+	if (strcmp(verb, "add") == 0) {
+		const char *kind;
+
+		w->command = "route add";
+		r->prefix = (char *)prefix_word(w, "prefix");
+		kind = next_word(w, "'via ADDR' or 'tunnel NAME'");
+		if (strcmp(kind, "via") == 0) {
+			r->via = (char *)address_word(w, "next hop");
+			if (w->i < w->argc) {
+				const char *kw = next_word(w, "option");
+
+				if (strcmp(kw, "dev") != 0)
+					usage_error("route add: unknown option '%s' (dev NAME)", kw);
+				r->interface = (char *)name_word(w, "interface name");
+			}
+		} else if (strcmp(kind, "tunnel") == 0) {
+			r->tunnel = (char *)name_word(w, "tunnel name");
+		} else {
+			usage_error("route add: expected 'via ADDR' or 'tunnel NAME', got '%s'", kind);
+		}
+		req->body_case = ESGW__REQUEST__BODY_ROUTE_ADD;
+		req->route_add = r;
+	} else if (strcmp(verb, "del") == 0) {
+		w->command = "route del";
+		r->prefix = (char *)prefix_word(w, "prefix");
+		req->body_case = ESGW__REQUEST__BODY_ROUTE_DEL;
+		req->route_del = r;
+	} else {
+		usage_error("route: unknown operation '%s' (add or del)", verb);
+	}
+	expect_end(w);
+}
+
+static void sa_add_cmd(struct words *w, Esgw__Request *req)
+{
+	Esgw__Sa *sa = zalloc(sizeof(*sa));
+	bool have_spi = false, have_key = false;
+	char err[256];
+
+	w->command = "sa add";
+	esgw__sa__init(sa);
+	sa->worker = -1; /* least loaded */
+	sa->id = number_word(w, "SA id", UINT32_MAX);
+	while (w->i < w->argc) {
+		const char *kw = next_word(w, "option");
+
+		if (strcmp(kw, "spi") == 0) {
+			sa->spi = number_word(w, "spi", UINT32_MAX);
+			have_spi = true;
+		} else if (strcmp(kw, "alg") == 0) {
+			const char *name = next_word(w, "algorithm");
+
+			sa->algorithm = esgw_algorithm_parse(name);
+			if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
+				usage_error("unknown algorithm '%s' (aes-gcm-128 or "
+					    "aes-cbc-128-sha1-96)",
+					    name);
+		} else if (strcmp(kw, "crypto-key") == 0) {
+			sa->crypto_key = hex_word(w, "crypto-key");
+			have_key = true;
+		} else if (strcmp(kw, "integ-key") == 0) {
+			sa->integ_key = hex_word(w, "integ-key");
+		} else if (strcmp(kw, "salt") == 0) {
+			sa->salt = hex_word(w, "salt");
+		} else if (strcmp(kw, "replay-window") == 0) {
+			sa->replay_window = number_word(w, "replay-window", UINT32_MAX);
+		} else if (strcmp(kw, "worker") == 0) {
+			sa->worker = (int32_t)number_word(w, "worker", 255);
+		} else {
+			usage_error("sa add: unknown option '%s'", kw);
+		}
+	}
+	if (!have_spi)
+		usage_error("sa add: missing spi SPI");
+	if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
+		usage_error("sa add: missing alg aes-gcm-128|aes-cbc-128-sha1-96");
+	if (!have_key)
+		usage_error("sa add: missing crypto-key HEX");
+	if (esgw_check_sa(sa, err, sizeof(err)) < 0)
+		usage_error("%s", err);
+	req->body_case = ESGW__REQUEST__BODY_SA_ADD;
+	req->sa_add = sa;
+}
+
+static void sa_cmd(struct words *w, Esgw__Request *req)
+{
+	const char *verb = next_word(w, "add or del");
+
+	if (strcmp(verb, "add") == 0) {
+		sa_add_cmd(w, req);
+	} else if (strcmp(verb, "del") == 0) {
+		Esgw__IdRef *ref = zalloc(sizeof(*ref));
+
+		w->command = "sa del";
+		esgw__id_ref__init(ref);
+		ref->id = number_word(w, "SA id", UINT32_MAX);
+		req->body_case = ESGW__REQUEST__BODY_SA_DEL;
+		req->sa_del = ref;
+	} else {
+		usage_error("sa: unknown operation '%s' (add or del)", verb);
+	}
+	expect_end(w);
+}
+
+static void tunnel_cmd(struct words *w, Esgw__Request *req)
+{
+	const char *verb = next_word(w, "add or del");
+
+	if (strcmp(verb, "add") == 0) {
+		Esgw__Tunnel *t = zalloc(sizeof(*t));
+		bool have_out = false;
+
+		w->command = "tunnel add";
+		esgw__tunnel__init(t);
+		t->name = (char *)name_word(w, "tunnel name");
+		while (w->i < w->argc) {
+			const char *kw = next_word(w, "option");
+
+			if (strcmp(kw, "local") == 0) {
+				t->local = (char *)address_word(w, "local address");
+			} else if (strcmp(kw, "remote") == 0) {
+				t->remote = (char *)address_word(w, "remote address");
+			} else if (strcmp(kw, "sa-out") == 0) {
+				t->sa_out = number_word(w, "sa-out", UINT32_MAX);
+				have_out = true;
+			} else if (strcmp(kw, "sa-in") == 0) {
+				t->sa_in = id_list(next_word(w, "sa-in ID[,ID...]"), &t->n_sa_in);
+			} else {
+				usage_error("tunnel add: unknown option '%s'", kw);
+			}
+		}
+		if (t->local[0] == '\0')
+			usage_error("tunnel add: missing local ADDR");
+		if (t->remote[0] == '\0')
+			usage_error("tunnel add: missing remote ADDR");
+		if (!have_out)
+			usage_error("tunnel add: missing sa-out ID");
+		if (t->n_sa_in == 0)
+			usage_error("tunnel add: missing sa-in ID[,ID...]");
+		req->body_case = ESGW__REQUEST__BODY_TUNNEL_ADD;
+		req->tunnel_add = t;
+	} else if (strcmp(verb, "del") == 0) {
+		Esgw__NameRef *ref = zalloc(sizeof(*ref));
+
+		w->command = "tunnel del";
+		esgw__name_ref__init(ref);
+		ref->name = (char *)name_word(w, "tunnel name");
+		req->body_case = ESGW__REQUEST__BODY_TUNNEL_DEL;
+		req->tunnel_del = ref;
+	} else {
+		usage_error("tunnel: unknown operation '%s' (add or del)", verb);
+	}
+	expect_end(w);
+}
+
+static const struct {
+	const char *word;
+	Esgw__ShowRequest__What what;
+} show_items[] = {
+	{"interfaces", ESGW__SHOW_REQUEST__WHAT__WHAT_INTERFACES},
+	{"interface", ESGW__SHOW_REQUEST__WHAT__WHAT_INTERFACES},
+	{"routes", ESGW__SHOW_REQUEST__WHAT__WHAT_ROUTES},
+	{"route", ESGW__SHOW_REQUEST__WHAT__WHAT_ROUTES},
+	{"sa", ESGW__SHOW_REQUEST__WHAT__WHAT_SAS},
+	{"sas", ESGW__SHOW_REQUEST__WHAT__WHAT_SAS},
+	{"tunnels", ESGW__SHOW_REQUEST__WHAT__WHAT_TUNNELS},
+	{"tunnel", ESGW__SHOW_REQUEST__WHAT__WHAT_TUNNELS},
+	{"stats", ESGW__SHOW_REQUEST__WHAT__WHAT_STATS},
+	{"workers", ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS},
+	{"worker", ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS},
+	{"config", ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG},
+};
+
+static void show_cmd(struct words *w, Esgw__Request *req)
+{
+	const char *item;
+	Esgw__ShowRequest *s = zalloc(sizeof(*s));
+
+	w->command = "show";
+	item = next_word(w, "what to show (interfaces, routes, sa, tunnels, stats, workers, "
+			    "config)");
+	esgw__show_request__init(s);
+	for (size_t i = 0; i < sizeof(show_items) / sizeof(show_items[0]); i++)
+		if (strcmp(show_items[i].word, item) == 0)
+			s->what = show_items[i].what;
+	if (s->what == ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED)
+		usage_error("show: unknown item '%s' (interfaces, routes, sa, tunnels, stats, "
+			    "workers, config)",
+			    item);
+	expect_end(w);
+	req->body_case = ESGW__REQUEST__BODY_SHOW;
+	req->show = s;
+}
+
+bool command_parse(int argc, char **argv, Esgw__Request *req)
+{
+	struct words w = {.argc = argc, .argv = argv, .command = "esgwctl"};
+	const char *object;
+
+	esgw__request__init(req);
+	req->version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	if (argc == 0)
+		usage_error("missing command (try 'esgwctl help')");
+	object = next_word(&w, "command");
+	w.command = object;
+	if (strcmp(object, "help") == 0 || strcmp(object, "--help") == 0 ||
+	    strcmp(object, "-h") == 0)
+		return false;
+	if (strcmp(object, "interface") == 0)
+		interface_cmd(&w, req);
+	else if (strcmp(object, "route") == 0)
+		route_cmd(&w, req);
+	else if (strcmp(object, "sa") == 0)
+		sa_cmd(&w, req);
+	else if (strcmp(object, "tunnel") == 0)
+		tunnel_cmd(&w, req);
+	else if (strcmp(object, "show") == 0)
+		show_cmd(&w, req);
+	else
+		usage_error("unknown command '%s' (try 'esgwctl help')", object);
+	return true;
+}
+
+void command_wipe(Esgw__Request *req)
+{
+	if (req->body_case != ESGW__REQUEST__BODY_SA_ADD)
+		return;
+	if (req->sa_add->crypto_key.data)
+		explicit_bzero(req->sa_add->crypto_key.data, MAX_KEY);
+	if (req->sa_add->integ_key.data)
+		explicit_bzero(req->sa_add->integ_key.data, MAX_KEY);
+	if (req->sa_add->salt.data)
+		explicit_bzero(req->sa_add->salt.data, MAX_KEY);
+}

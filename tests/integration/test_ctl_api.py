@@ -1,0 +1,849 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""The control plane alone: esgw-ctld in systemd mode (no dataplane forked) on a
+private socket and config, driven by esgwctl and by raw protobuf clients; fake
+dataplane processes (python) stand in for rxtx/router/crypto to check what ctld
+pushes to whom and how it merges their stats.
+
+Run: /usr/bin/python3 -m pytest tests/integration/test_ctl_api.py
+Binaries come from $ESGW_BUILD (default /work/main/build)."""
+import json
+import os
+import random
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+BUILD = os.environ.get("ESGW_BUILD", "/work/main/build")
+CTLD = os.path.join(BUILD, "ctl", "esgw-ctld")
+ESGWCTL = os.path.join(BUILD, "ctl", "esgwctl")
+PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
+
+CBC_KEY = "00112233445566778899aabbccddeeff"
+SHA1_KEY = "0102030405060708090a0b0c0d0e0f1011121314"
+GCM_KEY = "a0a1a2a3a4a5a6a7a8a9aaabacadaeaf"
+GCM_SALT = "cafebabe"
+
+pytestmark = pytest.mark.skipif(
+    not (os.access(CTLD, os.X_OK) and os.access(ESGWCTL, os.X_OK)),
+    reason="esgw-ctld/esgwctl not built in " + BUILD)
+
+
+# ---------------------------------------------------------------- helpers
+
+@pytest.fixture(scope="session")
+def pb(tmp_path_factory):
+    """esgw_pb2 generated from proto/esgw.proto (protoc + python protobuf)."""
+    out = tmp_path_factory.mktemp("pb")
+    try:
+        subprocess.run(["protoc", "--python_out", str(out), "-I", PROTO_DIR,
+                        os.path.join(PROTO_DIR, "esgw.proto")], check=True)
+        sys.path.insert(0, str(out))
+        import esgw_pb2  # noqa: E402
+    except (OSError, subprocess.CalledProcessError, ImportError) as e:
+        pytest.skip("no protoc/python protobuf: %s" % e)
+    return esgw_pb2
+
+
+def send_frame(sock, body):
+    sock.sendall(struct.pack(">I", len(body)) + body)
+
+
+def recv_exact(sock, n):
+    data = b""
+    while len(data) < n:
+        chunk = sock.recv(n - len(data))
+        if not chunk:
+            raise ConnectionError("closed")
+        data += chunk
+    return data
+
+
+def recv_frame(sock):
+    (n,) = struct.unpack(">I", recv_exact(sock, 4))
+    return recv_exact(sock, n)
+
+
+class Ctld:
+    """One esgw-ctld on private paths under tmp."""
+
+    def __init__(self, tmp, workers=1):
+        self.tmp = tmp
+        self.sock = str(tmp / "ctl.sock")
+        self.config = str(tmp / "state" / "config.pb")
+        self.rundir = str(tmp / "run")
+        self.log = str(tmp / "ctld.log")
+        self.workers = workers
+        self.proc = None
+        os.makedirs(self.rundir, exist_ok=True)
+
+    def start(self, extra=()):
+        args = [CTLD, "--socket", self.sock, "--config", self.config, "--rundir", self.rundir,
+                "--workers", str(self.workers), *extra]
+        self.proc = subprocess.Popen(args, stdout=open(self.log, "a"), stderr=subprocess.STDOUT)
+        deadline = time.time() + 5
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError("esgw-ctld exited: " + open(self.log).read())
+            try:
+                s = socket.socket(socket.AF_UNIX)
+                s.connect(self.sock)
+                s.close()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError("esgw-ctld did not open its socket")
+
+    def stop(self, sig=signal.SIGTERM):
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(sig)
+            self.proc.wait(timeout=10)
+        rc = self.proc.returncode if self.proc else None
+        self.proc = None
+        return rc
+
+    def alive(self):
+        return self.proc is not None and self.proc.poll() is None
+
+    def ctl(self, *args, env=None):
+        return subprocess.run([ESGWCTL, "--socket", self.sock, *args], capture_output=True,
+                              text=True, timeout=60, env=env)
+
+    def ok(self, *args):
+        r = self.ctl(*args)
+        assert r.returncode == 0, (args, r.stderr)
+        return r.stdout
+
+    def json(self, *args):
+        return json.loads(self.ok("--json", *args))
+
+    def logtext(self):
+        return open(self.log).read()
+
+
+@pytest.fixture
+def ctld(tmp_path):
+    d = Ctld(tmp_path).start()
+    yield d
+    d.stop()
+
+
+def basic_config(d):
+    d.ok("interface", "add", "wan", "net_af_packet0,iface=hb-wan")
+    d.ok("interface", "add", "lan", "net_af_packet1,iface=hb-lan", "mtu", "1400")
+    d.ok("interface", "address", "add", "wan", "192.0.2.1/24")
+    d.ok("interface", "address", "add", "lan", "10.1.0.1/24")
+    d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-cbc-128-sha1-96", "crypto-key", CBC_KEY,
+         "integ-key", SHA1_KEY)
+    d.ok("sa", "add", "20", "spi", "0x7d0", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+         "salt", GCM_SALT, "replay-window", "128", "worker", "0")
+    d.ok("tunnel", "add", "t0", "local", "192.0.2.1", "remote", "192.0.2.2", "sa-out", "10",
+         "sa-in", "20")
+    d.ok("route", "add", "10.2.0.0/24", "tunnel", "t0")
+    d.ok("route", "add", "0.0.0.0/0", "via", "192.0.2.254", "dev", "wan")
+
+
+# ---------------------------------------------------------------- CLI and API
+
+def test_help_lists_commands(ctld):
+    out = ctld.ok("help")
+    for cmd in ["interface add", "interface address add", "route add", "sa add", "sa del",
+                "tunnel add", "show interfaces"]:
+        assert cmd in out
+
+
+def test_every_command_and_show(ctld):
+    basic_config(ctld)
+    ifs = ctld.json("show", "interfaces")["interfaces"]
+    assert [i["name"] for i in ifs] == ["wan", "lan"]
+    assert ifs[0]["addresses"] == ["192.0.2.1/24"] and ifs[0]["mtu"] == 1500
+    assert ifs[1]["mtu"] == 1400 and ifs[1]["port_id"] == -1
+    for k in ["devargs", "mac", "rx_packets", "tx_packets", "rx_bytes", "tx_bytes", "rx_missed",
+              "tx_errors"]:
+        assert k in ifs[0]
+
+    routes = ctld.json("show", "routes")["routes"]
+    assert routes[0]["prefix"] == "10.2.0.0/24" and routes[0]["tunnel"] == "t0"
+    assert routes[1]["via"] == "192.0.2.254" and routes[1]["interface"] == "wan"
+
+    tunnels = ctld.json("show", "tunnels")["tunnels"]
+    assert tunnels == [{"name": "t0", "local": "192.0.2.1", "remote": "192.0.2.2",
+                        "sa_out": 10, "sa_in": [20]}]
+
+    sas = {s["id"]: s for s in ctld.json("show", "sa")["sas"]}
+    assert sas[10]["spi"] == 1000 and sas[10]["direction"] == "out"
+    assert sas[10]["algorithm"] == "aes-cbc-128-sha1-96" and sas[10]["tunnel"] == "t0"
+    assert sas[20]["direction"] == "in" and sas[20]["replay_window"] == 128
+    assert sas[10]["replay_window"] == 64 and sas[10]["worker"] == 0
+    for k in ["packets", "bytes", "seq_out", "replay_top"]:
+        assert sas[10][k] == 0
+    assert sas[10]["drops"]["auth_failed"] == 0 and sas[10]["drops"]["replay"] == 0
+
+    human = ctld.ok("show", "sa")
+    assert "0x000003e8" in human and "1000" in human and "aes-gcm-128" in human
+
+    workers = ctld.json("show", "workers")["workers"]
+    assert workers[0]["id"] == 0 and sorted(workers[0]["sas"]) == [10, 20]
+    assert workers[0]["state"] == "stopped" and "drops" in workers[0]
+
+    stats = ctld.json("show", "stats")
+    roles = [(p["role"], p["worker"]) for p in stats["processes"]]
+    assert roles == [("rxtx", -1), ("router", -1), ("crypto", 0)]
+    assert stats["processes"][0]["state"] == "stopped"
+    assert stats["drops"]["no_sa"] == 0
+
+    cfg = ctld.json("show", "config")["config"]
+    assert [s["slot"] for s in cfg["sas"]] == [0, 1]
+    text = ctld.ok("show", "config")
+    assert CBC_KEY not in text and GCM_KEY not in text
+    assert CBC_KEY not in json.dumps(cfg)
+
+    # and delete everything again, in dependency order
+    ctld.ok("route", "del", "10.2.0.0/24")
+    ctld.ok("route", "del", "0.0.0.0/0")
+    ctld.ok("tunnel", "del", "t0")
+    ctld.ok("sa", "del", "10")
+    ctld.ok("sa", "del", "20")
+    ctld.ok("interface", "address", "del", "wan", "192.0.2.1/24")
+    ctld.ok("interface", "del", "wan")
+    ctld.ok("interface", "del", "lan")
+    cfg = ctld.json("show", "config")["config"]
+    assert cfg["interfaces"] == [] and cfg["sas"] == [] and cfg["routes"] == []
+
+
+def test_global_options_anywhere(ctld, tmp_path):
+    basic_config(ctld)
+    a = subprocess.run([ESGWCTL, "--json", "--socket", ctld.sock, "show", "sa"],
+                       capture_output=True, text=True)
+    b = subprocess.run([ESGWCTL, "show", "sa", "--json", "--socket", ctld.sock],
+                       capture_output=True, text=True)
+    env = dict(os.environ, ESGW_SOCKET=ctld.sock)
+    c = subprocess.run([ESGWCTL, "show", "sa", "--json"], capture_output=True, text=True,
+                       env=env)
+    assert a.returncode == b.returncode == c.returncode == 0
+    assert json.loads(a.stdout) == json.loads(b.stdout) == json.loads(c.stdout)
+
+
+USAGE_ERRORS = [
+    (["interface", "address", "add", "wan", "10.0.0.300/24"], "address"),
+    (["interface", "address", "add", "wan"], "missing"),
+    (["route", "add", "10.2.0.0/33", "via", "1.2.3.4"], "prefix"),
+    (["route", "add", "10.2.0.0/24", "via", "1.2.3"], "next hop"),
+    (["route", "add", "10.2.0.0/24"], "missing"),
+    (["sa", "add", "30", "spi", "3000", "alg", "aes-ctr", "crypto-key", CBC_KEY], "algorithm"),
+    (["sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key", "zz" * 16,
+      "salt", GCM_SALT], "hex"),
+    (["sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY],
+     "salt"),
+    (["sa", "add", "30", "spi", "3000", "alg", "aes-cbc-128-sha1-96", "crypto-key", CBC_KEY],
+     "integ-key"),
+    (["sa", "add", "30", "spi", "0", "alg", "aes-cbc-128-sha1-96", "crypto-key", CBC_KEY,
+      "integ-key", SHA1_KEY], "SPI"),
+    (["sa", "add", "30", "alg", "aes-gcm-128", "crypto-key", GCM_KEY + GCM_SALT], "spi"),
+    (["sa", "add", "30", "spi", "3000", "alg"], "missing"),
+    (["tunnel", "add", "t1", "local", "1.1.1.1", "remote", "2.2.2.2", "sa-out", "10"], "sa-in"),
+    (["tunnel", "add", "t1", "local", "1.1.1", "remote", "2.2.2.2", "sa-out", "10",
+      "sa-in", "20"], "local"),
+    (["tunnel", "add", "t1", "local", "1.1.1.1", "remote", "2.2.2.2", "sa-out", "10",
+      "sa-in", "20,,x"], "sa-in"),
+    (["interface", "add", "x" * 33, "net_af_packet5"], "longer"),
+    (["frobnicate"], "unknown command"),
+    (["show", "everything"], "unknown item"),
+    ([], "missing command"),
+]
+
+
+@pytest.mark.parametrize("args,needle", USAGE_ERRORS)
+def test_usage_errors(ctld, args, needle):
+    basic_config(ctld)
+    before = ctld.ok("--json", "show", "config")
+    r = ctld.ctl(*args)
+    assert r.returncode == 2, r
+    assert r.stderr.startswith("esgwctl: ") and needle.lower() in r.stderr.lower(), r.stderr
+    assert r.stderr.count("\n") == 1
+    assert ctld.ok("--json", "show", "config") == before
+
+
+REFUSALS = [
+    (["interface", "add", "wan", "net_af_packet9"], "already exists"),
+    (["interface", "add", "wan2", "net_af_packet0,iface=other"], "already used by interface wan"),
+    (["interface", "del", "nope"], "does not exist"),
+    (["interface", "del", "wan"], "route 0.0.0.0/0"),
+    (["interface", "address", "add", "wan", "192.0.2.1/24"], "already has"),
+    (["interface", "address", "del", "wan", "192.0.2.9/24"], "has no address"),
+    (["interface", "address", "add", "nope", "1.2.3.4/24"], "does not exist"),
+    (["route", "add", "10.2.0.0/24", "tunnel", "t0"], "already exists"),
+    (["route", "add", "10.3.0.0/24", "tunnel", "nope"], "tunnel nope does not exist"),
+    (["route", "add", "10.3.0.0/24", "via", "1.2.3.4", "dev", "nope"], "interface nope"),
+    (["route", "add", "10.3.0.1/24", "via", "1.2.3.4"], "beyond its length"),
+    (["route", "del", "10.9.0.0/24"], "does not exist"),
+    (["sa", "add", "10", "spi", "5000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY + GCM_SALT],
+     "SA 10 already exists"),
+    (["sa", "add", "30", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY + GCM_SALT],
+     "used by SA 10"),
+    (["sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY + GCM_SALT,
+      "worker", "1"], "worker 1 does not exist"),
+    (["sa", "del", "10"], "tunnel t0"),
+    (["sa", "del", "99"], "does not exist"),
+    (["tunnel", "add", "t1", "local", "1.1.1.1", "remote", "2.2.2.2", "sa-out", "10",
+      "sa-in", "20"], "tunnel t0"),
+    (["tunnel", "add", "t1", "local", "1.1.1.1", "remote", "2.2.2.2", "sa-out", "77",
+      "sa-in", "20"], "SA 77 does not exist"),
+    (["tunnel", "del", "t0"], "route 10.2.0.0/24"),
+    (["tunnel", "del", "nope"], "does not exist"),
+]
+
+
+@pytest.mark.parametrize("args,needle", REFUSALS)
+def test_ctld_refusals(ctld, args, needle):
+    basic_config(ctld)
+    before = ctld.ok("--json", "show", "config")
+    r = ctld.ctl(*args)
+    assert r.returncode == 1, r
+    assert r.stderr.startswith("esgwctl: ") and needle in r.stderr, r.stderr
+    assert ctld.ok("--json", "show", "config") == before
+
+
+def test_gcm_key_forms_and_slots(ctld):
+    ctld.ok("sa", "add", "1", "spi", "0x1001", "alg", "aes-gcm-128", "crypto-key",
+            GCM_KEY + GCM_SALT)
+    ctld.ok("sa", "add", "2", "spi", "0x1002", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+            "salt", GCM_SALT)
+    ctld.ok("sa", "add", "3", "spi", "0x1003", "alg", "aes-cbc-128-sha1-96", "crypto-key",
+            CBC_KEY, "integ-key", SHA1_KEY)
+    slots = {s["id"]: s["slot"] for s in ctld.json("show", "config")["config"]["sas"]}
+    assert slots == {1: 0, 2: 1, 3: 2}
+    ctld.ok("sa", "del", "2")
+    ctld.ok("sa", "add", "4", "spi", "0x1004", "alg", "aes-cbc-128-sha1-96", "crypto-key",
+            CBC_KEY, "integ-key", SHA1_KEY)
+    slots = {s["id"]: s["slot"] for s in ctld.json("show", "config")["config"]["sas"]}
+    assert slots == {1: 0, 3: 2, 4: 1}  # lowest free slot
+    # slots survive a restart unchanged
+    ctld.stop()
+    ctld.start()
+    assert {s["id"]: s["slot"] for s in ctld.json("show", "config")["config"]["sas"]} == slots
+
+
+def test_least_loaded_placement(tmp_path):
+    d = Ctld(tmp_path, workers=3).start()
+    try:
+        for i in range(1, 7):
+            d.ok("sa", "add", str(i), "spi", str(1000 + i), "alg", "aes-gcm-128", "crypto-key",
+                 GCM_KEY + GCM_SALT)
+        d.ok("sa", "add", "7", "spi", "2000", "alg", "aes-gcm-128", "crypto-key",
+             GCM_KEY + GCM_SALT, "worker", "2")
+        workers = {w["id"]: sorted(w["sas"]) for w in d.json("show", "workers")["workers"]}
+        assert [len(workers[w]) for w in range(3)] == [2, 2, 3] and 7 in workers[2]
+    finally:
+        d.stop()
+
+
+def test_persistence_across_kill9(ctld):
+    basic_config(ctld)
+    before = ctld.json("show", "config")
+    ctld.stop(signal.SIGKILL)
+    ctld.start()
+    assert ctld.json("show", "config") == before
+    assert oct(os.stat(ctld.config).st_mode & 0o777) == "0o600"  # it holds keys
+
+
+def test_truncated_config_falls_back_to_prev(ctld):
+    basic_config(ctld)
+    good = ctld.json("show", "config")
+    ctld.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
+            GCM_KEY + GCM_SALT)
+    ctld.stop()
+    data = open(ctld.config, "rb").read()
+    for cut in (len(data) - 1, len(data) - 2, len(data) - 5, len(data) // 2, 0):
+        with open(ctld.config, "wb") as f:
+            f.write(data[:cut])
+        ctld.start()
+        # .prev is the state before the last change
+        assert ctld.json("show", "config") == good, cut
+        assert os.path.exists(ctld.config + ".bad")
+        assert "unusable" in ctld.logtext()
+        ctld.stop()
+        os.unlink(ctld.config + ".bad")
+        # put the newest back for the next cut
+        with open(ctld.config, "wb") as f:
+            f.write(data)
+
+
+def test_garbage_config_without_prev_starts_empty(tmp_path):
+    d = Ctld(tmp_path)
+    os.makedirs(os.path.dirname(d.config))
+    with open(d.config, "wb") as f:
+        f.write(os.urandom(300))
+    d.start()
+    try:
+        cfg = d.json("show", "config")["config"]
+        assert cfg["interfaces"] == [] and cfg["sas"] == []
+        assert os.path.exists(d.config + ".bad")
+        d.ok("interface", "add", "wan", "net_af_packet0")
+    finally:
+        d.stop()
+
+
+def test_sigterm_exits_cleanly(tmp_path):
+    d = Ctld(tmp_path).start()
+    assert d.stop() == 0
+    assert not os.path.exists(d.sock)
+
+
+def test_idle_does_not_spin(ctld):
+    basic_config(ctld)
+    pid = ctld.proc.pid
+
+    def cpu():
+        f = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+        return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+    t0 = cpu()
+    time.sleep(3)
+    assert cpu() - t0 < 0.1
+
+
+# ---------------------------------------------------------------- raw socket
+
+def raw_request(d, body):
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(d.sock)
+    send_frame(s, body)
+    return s
+
+
+def test_raw_protocol_errors(ctld, pb):
+    # not a Request
+    s = raw_request(ctld, b"\xff\xff\xff\xff\x0f")
+    r = pb.Response.FromString(recv_frame(s))
+    assert r.status == pb.STATUS_MALFORMED and r.error
+    # the same connection still serves good requests
+    req = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_SAS))
+    send_frame(s, req.SerializeToString())
+    assert pb.Response.FromString(recv_frame(s)).status == pb.STATUS_OK
+    s.close()
+    # wrong version
+    s = raw_request(ctld, pb.Request(version=7, show=pb.ShowRequest(what=1)).SerializeToString())
+    r = pb.Response.FromString(recv_frame(s))
+    assert r.status == pb.STATUS_VERSION_MISMATCH
+    s.close()
+    # no body
+    s = raw_request(ctld, pb.Request(version=1).SerializeToString())
+    r = pb.Response.FromString(recv_frame(s))
+    assert r.status != pb.STATUS_OK and r.error
+    s.close()
+    # a show of nothing
+    s = raw_request(ctld, pb.Request(version=1, show=pb.ShowRequest(what=42))
+                    .SerializeToString())
+    assert pb.Response.FromString(recv_frame(s)).status == pb.STATUS_INVALID_ARGUMENT
+    s.close()
+    # oversized frame: an error, then the connection is closed
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(5)
+    s.connect(ctld.sock)
+    s.sendall(struct.pack(">I", (1 << 20) + 1) + b"x" * 100)
+    r = pb.Response.FromString(recv_frame(s))
+    assert r.status == pb.STATUS_MALFORMED
+    assert s.recv(10) == b""
+    s.close()
+    # raw API without worker set places on worker 0; bad key length refused
+    sa = pb.Sa(id=5, spi=5000, algorithm=pb.ALGORITHM_AES_GCM_128, crypto_key=b"k" * 15,
+               salt=b"s" * 4)
+    s = raw_request(ctld, pb.Request(version=1, sa_add=sa).SerializeToString())
+    r = pb.Response.FromString(recv_frame(s))
+    assert r.status == pb.STATUS_INVALID_ARGUMENT and "16-byte" in r.error
+    s.close()
+    assert ctld.alive()
+
+
+def test_random_bytes_never_crash(ctld, pb):
+    basic_config(ctld)
+    before = ctld.ok("--json", "show", "config")
+    rnd = random.Random(1234)
+    for i in range(300):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(ctld.sock)
+        kind = i % 3
+        if kind == 0:   # raw noise, possibly a huge length
+            s.sendall(bytes(rnd.getrandbits(8) for _ in range(rnd.randint(1, 64))))
+        elif kind == 1:  # well-framed noise
+            send_frame(s, bytes(rnd.getrandbits(8) for _ in range(rnd.randint(0, 200))))
+            try:
+                recv_frame(s)
+            except (ConnectionError, socket.timeout):
+                pass
+        else:  # a mutated valid request
+            body = bytearray(pb.Request(version=1, tunnel_del=pb.NameRef(name="t0"))
+                             .SerializeToString())
+            body[rnd.randrange(len(body))] = rnd.getrandbits(8)
+            send_frame(s, bytes(body))
+            try:
+                recv_frame(s)
+            except (ConnectionError, socket.timeout):
+                pass
+        s.close()
+    assert ctld.alive()
+    after = ctld.ok("--json", "show", "config")
+    # a mutated tunnel_del may only have failed (t0 is referenced by a route)
+    assert after == before
+
+
+def test_many_clients_at_once(ctld, pb):
+    socks = []
+    for _ in range(20):
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(5)
+        s.connect(ctld.sock)
+        socks.append(s)
+    req = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_WORKERS))
+    for s in socks:  # half a frame on each first
+        body = req.SerializeToString()
+        s.sendall(struct.pack(">I", len(body)) + body[:1])
+    for s in socks:
+        s.sendall(req.SerializeToString()[1:])
+    for s in socks:
+        assert pb.Response.FromString(recv_frame(s)).status == pb.STATUS_OK
+        s.close()
+
+
+def test_keys_never_logged(ctld):
+    basic_config(ctld)
+    ctld.ctl("sa", "add", "10", "spi", "7777", "alg", "aes-gcm-128", "crypto-key",
+             "deadbeef" * 5)
+    log = ctld.logtext().lower()
+    for key in [CBC_KEY, SHA1_KEY, GCM_KEY, GCM_SALT, "deadbeef"]:
+        assert key not in log
+
+
+# ---------------------------------------------------------------- fake dataplane
+
+class FakeDp:
+    """Listens on <rundir>/<name>.sock like a dataplane process: records every
+    DpConfig, answers DpStats with canned values."""
+
+    def __init__(self, pb, rundir, name, stats=None):
+        self.pb = pb
+        self.path = os.path.join(rundir, name + ".sock")
+        self.name = name
+        self.configs = []
+        self.stats = stats
+        self.refuse = False
+        self.conns = []
+        self.lock = threading.Lock()
+        self.srv = socket.socket(socket.AF_UNIX)
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+        self.srv.bind(self.path)
+        self.srv.listen(4)
+        self.running = True
+        self.thread = threading.Thread(target=self.serve, daemon=True)
+        self.thread.start()
+
+    def serve(self):
+        self.srv.settimeout(0.2)
+        while self.running:
+            try:
+                c, _ = self.srv.accept()
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            self.conns.append(c)
+            threading.Thread(target=self.conn, args=(c,), daemon=True).start()
+
+    def conn(self, c):
+        pb = self.pb
+        try:
+            while True:
+                req = pb.DpRequest.FromString(recv_frame(c))
+                resp = pb.DpResponse()
+                if req.WhichOneof("body") == "config":
+                    with self.lock:
+                        self.configs.append(req.config)
+                    if self.refuse:
+                        resp.status = pb.STATUS_INVALID_ARGUMENT
+                        resp.error = "refused by test"
+                elif self.stats is not None:
+                    resp.stats.CopyFrom(self.stats)
+                    if self.configs:
+                        resp.stats.generation = self.configs[-1].generation
+                send_frame(c, resp.SerializeToString())
+        except (ConnectionError, OSError):
+            pass
+
+    def close(self):
+        self.running = False
+        for c in self.conns:
+            try:
+                c.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            c.close()
+        self.srv.close()
+        if os.path.exists(self.path):
+            os.unlink(self.path)
+
+    def wait_config(self, pred, timeout=5):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            with self.lock:
+                if self.configs and pred(self.configs[-1]):
+                    return self.configs[-1]
+            time.sleep(0.05)
+        raise AssertionError("%s: no matching config; got %s" % (self.name, self.configs[-1:]))
+
+
+def test_fake_dataplane_push_and_stats(tmp_path, pb):
+    d = Ctld(tmp_path, workers=2)
+    drops = [pb.Counter(name="auth_failed", value=3), pb.Counter(name="replay", value=1)]
+    crypto0_stats = pb.DpStats(
+        role="crypto", worker=0, pid=4242,
+        counters=[pb.Counter(name="packets_encrypted", value=100),
+                  pb.Counter(name="packets_decrypted", value=50),
+                  pb.Counter(name="bytes", value=9000),
+                  pb.Counter(name="auth_failed", value=3)],
+        sas=[pb.DpSaStats(id=10, slot=0, packets=100, bytes=8000, seq_out=100, drops=drops),
+             pb.DpSaStats(id=20, slot=1, packets=50, bytes=1000, replay_top=50)])
+    rxtx_stats = pb.DpStats(role="rxtx", worker=-1, pid=4240, ports=[
+        pb.DpPortStats(port_id=0, device="net_af_packet0", mac="02:00:00:00:00:01",
+                       rx_packets=7, tx_packets=8, rx_bytes=700, tx_bytes=800)],
+        counters=[pb.Counter(name="rx_packets", value=7), pb.Counter(name="no_mbuf", value=2)])
+    router_stats = pb.DpStats(role="router", worker=-1, pid=4241,
+                              counters=[pb.Counter(name="no_sa", value=5)])
+    fakes = {"rxtx": FakeDp(pb, d.rundir, "rxtx", rxtx_stats),
+             "router": FakeDp(pb, d.rundir, "router", router_stats),
+             "crypto-0": FakeDp(pb, d.rundir, "crypto-0", crypto0_stats)}
+    d.start()
+    try:
+        basic_config(d)
+        d.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
+             GCM_KEY + GCM_SALT, "worker", "1")
+        router = fakes["router"].wait_config(lambda c: len(c.sas) == 3)
+        assert [r.prefix for r in router.routes] == ["10.2.0.0/24", "0.0.0.0/0"]
+        assert router.tunnels[0].name == "t0" and router.workers == 2
+        assert [i.device for i in router.interfaces] == ["net_af_packet0", "net_af_packet1"]
+        for sa in router.sas:
+            assert sa.crypto_key == b"" and sa.integ_key == b"" and sa.salt == b""
+        by_id = {s.id: s for s in router.sas}
+        assert by_id[10].direction == pb.DIRECTION_OUTBOUND and by_id[10].local == "192.0.2.1"
+        assert by_id[10].remote == "192.0.2.2" and by_id[10].tunnel == "t0"
+        assert by_id[20].direction == pb.DIRECTION_INBOUND and by_id[30].worker == 1
+
+        c0 = fakes["crypto-0"].wait_config(lambda c: len(c.sas) == 2)
+        assert sorted(s.id for s in c0.sas) == [10, 20]  # not SA 30 (worker 1)
+        k = {s.id: s for s in c0.sas}
+        assert k[10].crypto_key.hex() == CBC_KEY and k[10].integ_key.hex() == SHA1_KEY
+        assert k[20].crypto_key.hex() == GCM_KEY and k[20].salt.hex() == GCM_SALT
+        assert k[10].remote == "192.0.2.2" and len(c0.interfaces) == 0 and len(c0.routes) == 0
+
+        rx = fakes["rxtx"].wait_config(lambda c: len(c.interfaces) == 2)
+        assert len(rx.sas) == 0 and len(rx.routes) == 0
+        gens = [c.generation for c in fakes["router"].configs]
+        assert gens == sorted(gens) and len(set(gens)) == len(gens)
+
+        # stats merge; crypto-1 does not exist: stopped, zeros, show still works
+        sas = {s["id"]: s for s in d.json("show", "sa")["sas"]}
+        assert sas[10]["packets"] == 100 and sas[10]["drops"]["auth_failed"] == 3
+        assert sas[10]["seq_out"] == 100 and sas[20]["replay_top"] == 50
+        assert sas[30]["packets"] == 0 and sas[30]["worker"] == 1
+        human = d.ok("show", "sa")
+        assert "auth_failed 3" in human and "replay 1" in human
+        ifs = {i["name"]: i for i in d.json("show", "interfaces")["interfaces"]}
+        assert ifs["wan"]["port_id"] == 0 and ifs["wan"]["rx_packets"] == 7
+        assert ifs["wan"]["mac"] == "02:00:00:00:00:01" and ifs["lan"]["port_id"] == -1
+        workers = {w["id"]: w for w in d.json("show", "workers")["workers"]}
+        assert workers[0]["state"] == "running" and workers[0]["pid"] == 4242
+        assert workers[0]["packets_encrypted"] == 100 and workers[0]["bytes"] == 9000
+        assert workers[0]["drops"]["replay"] == 1  # from the SA counters
+        assert workers[1]["state"] == "stopped" and workers[1]["sas"] == [30]
+        stats = d.json("show", "stats")
+        assert stats["drops"]["no_sa"] == 5 and stats["drops"]["no_mbuf"] == 2
+        assert stats["drops"]["auth_failed"] == 3 and stats["drops"]["replay"] == 1
+        procs = {(p["role"], p["worker"]): p for p in stats["processes"]}
+        assert procs[("rxtx", -1)]["counters"]["rx_packets"] == 7
+        assert procs[("crypto", 1)]["state"] == "stopped"
+
+        # crypto-1 appears: the reconcile timer pushes its SAs within ~1 s
+        c1 = FakeDp(pb, d.rundir, "crypto-1")
+        fakes["crypto-1"] = c1
+        cfg = c1.wait_config(lambda c: [s.id for s in c.sas] == [30], timeout=4)
+        assert cfg.sas[0].crypto_key.hex() == GCM_KEY
+
+        # the router restarts: it gets the whole config again
+        fakes["router"].close()
+        time.sleep(0.2)
+        fakes["router"] = FakeDp(pb, d.rundir, "router")
+        fakes["router"].wait_config(lambda c: len(c.sas) == 3, timeout=4)
+
+        # a refused push is retried until accepted
+        fakes["rxtx"].refuse = True
+        d.ok("interface", "address", "add", "lan", "10.1.1.1/24")
+        n = len(fakes["rxtx"].configs)
+        time.sleep(2.5)
+        assert len(fakes["rxtx"].configs) > n
+        fakes["rxtx"].refuse = False
+        gen = fakes["router"].configs[-1].generation
+        fakes["rxtx"].wait_config(lambda c: c.generation == gen, timeout=4)
+        assert "refused configuration" in d.logtext()
+        log = d.logtext().lower()
+        assert GCM_KEY not in log and CBC_KEY not in log
+    finally:
+        d.stop()
+        for f in fakes.values():
+            f.close()
+
+
+# ---------------------------------------------------------------- standalone supervision
+
+FAKE_PROCESS = r'''#!/usr/bin/python3
+# A stand-in for esgw-rxtx/router/crypto: records its command line, serves the
+# control socket like common/dp.c, exits 0 on SIGTERM.
+import os, signal, socket, struct, sys
+import esgw_pb2 as pb
+role = os.path.basename(sys.argv[0])[len("esgw-"):]
+app = sys.argv[sys.argv.index("--") + 1:]
+rundir = app[app.index("--rundir") + 1]
+name = role if role != "crypto" else "crypto-" + app[app.index("--worker") + 1]
+path = os.path.join(rundir, name + ".sock")
+with open(os.path.join(rundir, name + ".args"), "w") as f:
+    f.write(" ".join(sys.argv[1:]))
+def bye(*_):
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
+    os._exit(0)
+signal.signal(signal.SIGTERM, bye)
+srv = socket.socket(socket.AF_UNIX)
+try:
+    os.unlink(path)
+except OSError:
+    pass
+srv.bind(path)
+srv.listen(4)
+generation = 0
+def recv_exact(c, n):
+    d = b""
+    while len(d) < n:
+        x = c.recv(n - len(d))
+        if not x:
+            raise ConnectionError()
+        d += x
+    return d
+while True:
+    c, _ = srv.accept()
+    try:
+        while True:
+            (n,) = struct.unpack(">I", recv_exact(c, 4))
+            req = pb.DpRequest.FromString(recv_exact(c, n))
+            resp = pb.DpResponse()
+            if req.WhichOneof("body") == "config":
+                generation = req.config.generation
+            else:
+                resp.stats.role = role
+                resp.stats.pid = os.getpid()
+                resp.stats.generation = generation
+            body = resp.SerializeToString()
+            c.sendall(struct.pack(">I", len(body)) + body)
+    except (ConnectionError, OSError):
+        c.close()
+'''
+
+
+def test_standalone_supervision_with_fake_processes(tmp_path, pb):
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for role in ["rxtx", "router", "crypto"]:
+        p = bindir / ("esgw-" + role)
+        p.write_text(FAKE_PROCESS)
+        p.chmod(0o755)
+    pb_dir = os.path.dirname(pb.__file__)
+    d = Ctld(tmp_path, workers=2)
+    env = dict(os.environ, PYTHONPATH=pb_dir)
+    args = [CTLD, "--socket", d.sock, "--config", d.config, "--rundir", d.rundir,
+            "--workers", "2", "--standalone", "--bindir", str(bindir), "--log-dir",
+            str(tmp_path / "logs"), "--file-prefix", "hbtest"]
+    d.proc = subprocess.Popen(args, stdout=open(d.log, "a"), stderr=subprocess.STDOUT, env=env)
+
+    def procs():
+        return {(p["role"], p["worker"]): p for p in d.json("show", "stats")["processes"]}
+
+    def wait_all_running(timeout=10):
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            ps = procs()
+            if all(p["state"] == "running" for p in ps.values()):
+                return ps
+            time.sleep(0.1)
+        raise AssertionError("not all running: %s\n%s" % (procs(), d.logtext()))
+
+    try:
+        deadline = time.time() + 5
+        while not os.path.exists(d.sock) and time.time() < deadline:
+            time.sleep(0.05)
+        time.sleep(1.2)
+        # nothing to forward yet: nothing started
+        assert all(p["state"] == "stopped" and p["pid"] == 0 for p in procs().values())
+        assert not os.path.exists(os.path.join(d.rundir, "rxtx.args"))
+
+        d.ok("interface", "add", "wan", "net_af_packet0,iface=hb-wan")
+        ps = wait_all_running()
+        rx_args = open(os.path.join(d.rundir, "rxtx.args")).read()
+        assert rx_args == ("--file-prefix hbtest --proc-type primary --lcores 1@0 --no-pci "
+                           "-m 256 --vdev net_af_packet0,iface=hb-wan -- --rundir " + d.rundir)
+        assert open(os.path.join(d.rundir, "router.args")).read() == (
+            "--file-prefix hbtest --proc-type secondary --lcores 2@0 --no-pci -- --rundir "
+            + d.rundir)
+        assert open(os.path.join(d.rundir, "crypto-1.args")).read() == (
+            "--file-prefix hbtest --proc-type secondary --lcores 11@1 --no-pci -- --rundir "
+            + d.rundir + " --worker 1")
+        assert os.path.exists(tmp_path / "logs" / "rxtx.log")
+
+        # a crashed worker comes back; the others are untouched
+        os.kill(ps[("crypto", 1)]["pid"], signal.SIGKILL)
+        time.sleep(0.3)
+        ps2 = wait_all_running()
+        assert ps2[("crypto", 1)]["restarts"] == 1
+        assert ps2[("crypto", 1)]["pid"] != ps[("crypto", 1)]["pid"]
+        assert ps2[("router", -1)]["pid"] == ps[("router", -1)]["pid"]
+        workers = d.json("show", "workers")["workers"]
+        assert workers[1]["pid"] == ps2[("crypto", 1)]["pid"]
+
+        # rxtx dies: everything restarts
+        os.kill(ps2[("rxtx", -1)]["pid"], signal.SIGKILL)
+        time.sleep(0.5)
+        ps3 = wait_all_running()
+        assert ps3[("rxtx", -1)]["restarts"] == 1
+        assert ps3[("router", -1)]["pid"] != ps2[("router", -1)]["pid"]
+
+        # a new port set restarts the dataplane with both vdevs
+        d.ok("interface", "add", "lan", "net_af_packet1,iface=hb-lan")
+        time.sleep(0.5)
+        wait_all_running()
+        assert "--vdev net_af_packet0,iface=hb-wan --vdev net_af_packet1,iface=hb-lan" in \
+            open(os.path.join(d.rundir, "rxtx.args")).read()
+        pids = [p["pid"] for p in procs().values()]
+    finally:
+        rc = d.stop()
+    assert rc == 0
+    for pid in pids:
+        assert not os.path.exists("/proc/%d" % pid) or \
+            open("/proc/%d/stat" % pid).read().split()[2] == "Z"
+    assert not os.path.exists(d.sock)
+
+
+def test_unprivileged_user_is_refused(ctld):
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"):
+        pytest.skip("needs root and setpriv")
+    r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups",
+                        ESGWCTL, "--socket", ctld.sock, "show", "sa"], capture_output=True,
+                       text=True)
+    assert r.returncode == 1 and r.stderr.startswith("esgwctl: ")
+    assert "ermission denied" in r.stderr
