@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(build-essential meson ninja-build pkg-config
       dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libev-dev
       libprotobuf-c-dev protobuf-c-compiler
-      iproute2 ethtool iperf3 tcpdump procps psmisc python3-scapy python3-cryptography
+      iproute2 iputils-ping ethtool iperf3 tcpdump procps psmisc python3-scapy python3-cryptography
       python3-pytest python3-protobuf protobuf-compiler systemd)
 
 if [ "$(id -u)" -ne 0 ]; then
