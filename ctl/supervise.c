@@ -145,8 +145,6 @@ static void spawn(struct dp_proc *p)
 		fprintf(stderr, "esgw-ctld: cannot execute %s: %s\n", bin, strerror(errno));
 		_exit(127);
 	}
-	if (p->ever_started)
-		p->restarts++;
 	p->ever_started = true;
 	p->pid = pid;
 	p->state = PROC_STARTING;
@@ -184,6 +182,7 @@ static void on_child_exit(struct ev_loop *loop, ev_child *w, int revents)
 		p->state = PROC_STOPPED;
 		return;
 	}
+	p->restarts++; /* an exit nobody asked for: planned restarts do not count */
 	if (up >= UP_RESETS_BACKOFF || p->backoff == 0)
 		p->backoff = BACKOFF_FIRST;
 	else if ((p->backoff *= 2) > BACKOFF_MAX)
