@@ -182,6 +182,25 @@ say "processes: four per gateway"
 ps -o pid,ppid,psr,%cpu,args -p "${CTLD_PID[gw1]},${CTLD_PID[gw2]}$(
 	for gw in gw1 gw2; do for p in $(gateway_pids "esgw-demo-$gw"); do printf ',%s' "$p"; done; done)"
 
+say "idle CPU: both gateways, every process, 5 s with no traffic"
+all_pids() {
+	echo "${CTLD_PID[gw1]} ${CTLD_PID[gw2]}"
+	for gw in gw1 gw2; do gateway_pids "esgw-demo-$gw"; done
+}
+cpu_ticks() { # utime + stime of every esgw process, in clock ticks
+	local t=0 p
+	for p in $(all_pids); do
+		t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+	done
+	echo "$t"
+}
+t0=$(cpu_ticks)
+sleep 5
+t1=$(cpu_ticks)
+hz=$(getconf CLK_TCK)
+$PY -c 'import sys; t, hz = int(sys.argv[1]), int(sys.argv[2]); print("idle: %d processes used %.2f%% of one core (%d ticks of 1/%d s in 5 s)" % (int(sys.argv[3]), 100.0 * t / hz / 5, t, hz))' \
+	"$((t1 - t0))" "$hz" "$(all_pids | wc -w)"
+
 sa_packets() { # gw sa_id -> packets
 	esgwctl "$1" --json show sa | $PY -c '
 import json, sys
