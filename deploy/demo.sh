@@ -69,11 +69,19 @@ cleanup() {
 		done
 	fi
 	rm -rf "$run"
+	# Leave the machine's hugepage setup as we found it.
+	if [ "$HUGE_MOUNTED_BEFORE" -eq 0 ] && mountpoint -q /dev/hugepages; then
+		umount /dev/hugepages
+	fi
+	[ -n "$HUGE_PAGES_BEFORE" ] && echo "$HUGE_PAGES_BEFORE" >/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
 	if [ "$rc" -eq 0 ]; then echo "demo.sh: OK, traffic crossed the tunnel"; else echo "demo.sh: FAILED"; fi
 	exit "$rc"
 }
 
 [ "$(id -u)" -eq 0 ] || die "must run as root"
+HUGE_MOUNTED_BEFORE=0
+mountpoint -q /dev/hugepages 2>/dev/null && HUGE_MOUNTED_BEFORE=1
+HUGE_PAGES_BEFORE=$(cat /sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages)
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 

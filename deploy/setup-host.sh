@@ -37,5 +37,3 @@ if [ "$(cat $hp)" -lt 256 ]; then
 fi
 mkdir -p /dev/hugepages
 mountpoint -q /dev/hugepages || mount -t hugetlbfs nodev /dev/hugepages
-mkdir -p /sys/fs/bpf 2>/dev/null || true
-mountpoint -q /sys/fs/bpf || mount -t bpf bpf /sys/fs/bpf 2>/dev/null || true
