@@ -1,0 +1,498 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* imb-raw: the crypto ceiling. Runs the ESP crypto of esgw's SAs (AES-GCM-128,
+ * AES-CBC-128 + HMAC-SHA1-96) through intel-ipsec-mb alone, on one core, in
+ * 32-packet bursts, with no rings and no mbufs, and prints packets per second
+ * and TSC cycles per packet: the rate a crypto worker could reach if ESP
+ * framing, rings and packet I/O cost nothing. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <x86intrin.h>
+
+#include <intel-ipsec-mb.h>
+
+#include "sizes.h"
+
+#define MAX_BURST 256
+#define ESP_HDR_LEN 8
+#define ESP_TRAILER_LEN 2 /* pad length, next header */
+#define BUF_HEADROOM 64
+#define BUF_SIZE 2048
+
+enum alg { ALG_GCM, ALG_CBC_SHA1 };
+
+static const char *const alg_names[] = {"aes-gcm-128", "aes-cbc-128-sha1-96"};
+
+struct options {
+	double duration;
+	unsigned int burst;
+	unsigned int nb_bufs;
+	int use_job_api;
+	int json;
+	int algs[2], nb_algs;
+	int dirs[2], nb_dirs; /* 0 encrypt, 1 decrypt */
+	struct bench_size sizes[BENCH_MAX_SIZES];
+	int nb_sizes;
+};
+
+/* Key schedules, precomputed once as a worker does per SA. */
+struct keys {
+	struct gcm_key_data gcm __attribute__((aligned(64)));
+	uint8_t enc[16 * 15] __attribute__((aligned(16)));
+	uint8_t dec[16 * 15] __attribute__((aligned(16)));
+	uint8_t ipad[IMB_SHA1_DIGEST_SIZE_IN_BYTES] __attribute__((aligned(16)));
+	uint8_t opad[IMB_SHA1_DIGEST_SIZE_IN_BYTES] __attribute__((aligned(16)));
+	uint8_t salt[4];
+};
+
+/* One ESP packet laid out as on the wire after the outer IPv4 header:
+ * ESP header, IV, payload (inner packet, padding, trailer), ICV. */
+struct packet {
+	uint8_t *esp;
+	uint8_t *plain_out; /* decrypt writes here so the ciphertext stays valid */
+	uint8_t nonce[16];  /* GCM: salt || IV */
+	uint8_t icv[16];    /* decrypt: the ICV computed, compared with the packet's */
+	unsigned int iv_len, icv_len, payload_len, frame_len;
+};
+
+struct result {
+	uint64_t packets, bytes, cycles, auth_failures, errors;
+	double seconds;
+};
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* HMAC-SHA1 inner and outer hash states (1.3 has no imb_hmac_ipad_opad). */
+static void hmac_sha1_precompute(IMB_MGR *mgr, const uint8_t *key, size_t key_len, struct keys *k)
+{
+	uint8_t block[IMB_SHA1_BLOCK_SIZE];
+
+	memset(block, 0x36, sizeof(block));
+	for (size_t i = 0; i < key_len; i++)
+		block[i] ^= key[i];
+	IMB_SHA1_ONE_BLOCK(mgr, block, k->ipad);
+	memset(block, 0x5c, sizeof(block));
+	for (size_t i = 0; i < key_len; i++)
+		block[i] ^= key[i];
+	IMB_SHA1_ONE_BLOCK(mgr, block, k->opad);
+}
+
+static void keys_init(IMB_MGR *mgr, struct keys *k)
+{
+	/* Fixed test keys: nothing secret is protected by a benchmark. */
+	static const uint8_t cipher_key[16] = "esgw-bench-key-1";
+	static const uint8_t integ_key[20] = "esgw-bench-integ-k-1";
+
+	IMB_AES128_GCM_PRE(mgr, cipher_key, &k->gcm);
+	IMB_AES_KEYEXP_128(mgr, cipher_key, k->enc, k->dec);
+	hmac_sha1_precompute(mgr, integ_key, sizeof(integ_key), k);
+	memcpy(k->salt, "salt", 4);
+}
+
+static void fill_job(IMB_JOB *job, int alg, int decrypt, const struct keys *k,
+		     struct packet *p)
+{
+	unsigned int payload_off = ESP_HDR_LEN + p->iv_len;
+
+	job->chain_order = decrypt ? IMB_ORDER_HASH_CIPHER : IMB_ORDER_CIPHER_HASH;
+	job->cipher_direction = decrypt ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
+	job->key_len_in_bytes = IMB_KEY_128_BYTES;
+	job->src = p->esp;
+	job->dst = decrypt ? p->plain_out : p->esp + payload_off;
+	job->cipher_start_src_offset_in_bytes = payload_off;
+	job->msg_len_to_cipher_in_bytes = p->payload_len;
+	job->auth_tag_output = decrypt ? p->icv : p->esp + payload_off + p->payload_len;
+	job->auth_tag_output_len_in_bytes = p->icv_len;
+	job->user_data = p;
+	if (alg == ALG_GCM) {
+		job->cipher_mode = IMB_CIPHER_GCM;
+		job->hash_alg = IMB_AUTH_AES_GMAC;
+		job->enc_keys = &k->gcm;
+		job->dec_keys = &k->gcm;
+		job->iv = p->nonce;
+		job->iv_len_in_bytes = 12;
+		job->hash_start_src_offset_in_bytes = payload_off;
+		job->msg_len_to_hash_in_bytes = p->payload_len;
+		job->u.GCM.aad = p->esp; /* SPI || sequence number, RFC 4106 5 */
+		job->u.GCM.aad_len_in_bytes = ESP_HDR_LEN;
+	} else {
+		job->cipher_mode = IMB_CIPHER_CBC;
+		job->hash_alg = IMB_AUTH_HMAC_SHA_1;
+		job->enc_keys = k->enc;
+		job->dec_keys = k->dec;
+		job->iv = p->esp + ESP_HDR_LEN;
+		job->iv_len_in_bytes = 16;
+		/* RFC 4303 2.8: the ICV covers ESP header, IV and ciphertext. */
+		job->hash_start_src_offset_in_bytes = 0;
+		job->msg_len_to_hash_in_bytes = payload_off + p->payload_len;
+		job->u.HMAC._hashed_auth_key_xor_ipad = k->ipad;
+		job->u.HMAC._hashed_auth_key_xor_opad = k->opad;
+	}
+}
+
+/* What an ESP decrypt does after the job: compare the ICV. Counted, so a wrong
+ * layout shows as failures instead of a flattering rate. */
+static void job_done(const IMB_JOB *job, int decrypt, struct result *r)
+{
+	const struct packet *p = job->user_data;
+
+	if (job->status != IMB_STATUS_COMPLETED) {
+		r->errors++;
+		return;
+	}
+	if (decrypt && memcmp(p->icv, p->esp + ESP_HDR_LEN + p->iv_len + p->payload_len,
+			      p->icv_len) != 0)
+		r->auth_failures++;
+}
+
+/* One burst through the burst API (IMB_GET_NEXT_BURST / IMB_SUBMIT_BURST). */
+static void run_burst_api(IMB_MGR *mgr, int alg, int decrypt, const struct keys *k,
+			  struct packet *pkts[], unsigned int n, struct result *r)
+{
+	IMB_JOB *jobs[MAX_BURST];
+	unsigned int got, done;
+
+	while ((got = IMB_GET_NEXT_BURST(mgr, n, jobs)) < n) {
+		unsigned int flushed = IMB_FLUSH_BURST(mgr, n - got, jobs);
+
+		for (unsigned int i = 0; i < flushed; i++)
+			job_done(jobs[i], decrypt, r);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		fill_job(jobs[i], alg, decrypt, k, pkts[i]);
+	done = IMB_SUBMIT_BURST(mgr, n, jobs);
+	if (done == 0 && imb_get_errno(mgr) != 0) {
+		r->errors += n;
+		return;
+	}
+	for (unsigned int i = 0; i < done; i++)
+		job_done(jobs[i], decrypt, r);
+	/* Finish the burst, as a worker must before handing packets on. */
+	while ((done = IMB_FLUSH_BURST(mgr, n, jobs)) > 0)
+		for (unsigned int i = 0; i < done; i++)
+			job_done(jobs[i], decrypt, r);
+}
+
+/* One burst through the job API (submit one, flush at the end), the way
+ * crypto-worker/esp_jobs.h does it. */
+static void run_job_api(IMB_MGR *mgr, int alg, int decrypt, const struct keys *k,
+			struct packet *pkts[], unsigned int n, struct result *r)
+{
+	IMB_JOB *job;
+
+	for (unsigned int i = 0; i < n; i++) {
+		fill_job(IMB_GET_NEXT_JOB(mgr), alg, decrypt, k, pkts[i]);
+		for (job = IMB_SUBMIT_JOB(mgr); job != NULL; job = IMB_GET_COMPLETED_JOB(mgr))
+			job_done(job, decrypt, r);
+	}
+	while ((job = IMB_FLUSH_JOB(mgr)) != NULL)
+		for (; job != NULL; job = IMB_GET_COMPLETED_JOB(mgr))
+			job_done(job, decrypt, r);
+}
+
+/* Lay out nb_bufs ESP packets whose inner packets follow the size mix. */
+static struct packet *packets_make(const struct bench_size *size, int alg, unsigned int nb_bufs,
+				   uint8_t **mem)
+{
+	struct packet *pkts = calloc(nb_bufs, sizeof(*pkts));
+	uint8_t *m = aligned_alloc(64, (size_t)nb_bufs * BUF_SIZE * 2);
+
+	if (pkts == NULL || m == NULL) {
+		free(pkts);
+		free(m);
+		return NULL;
+	}
+	for (unsigned int i = 0; i < nb_bufs; i++) {
+		struct packet *p = &pkts[i];
+		unsigned int frame = bench_size_frame(size, i);
+		unsigned int inner = frame - BENCH_L2_OVERHEAD; /* the inner IPv4 packet */
+		unsigned int block = alg == ALG_GCM ? 4 : 16;
+		unsigned int pad = (0u - (inner + ESP_TRAILER_LEN)) & (block - 1);
+
+		p->iv_len = alg == ALG_GCM ? 8 : 16;
+		p->icv_len = alg == ALG_GCM ? 16 : 12;
+		p->payload_len = inner + pad + ESP_TRAILER_LEN;
+		p->frame_len = frame;
+		p->esp = m + (size_t)i * BUF_SIZE * 2 + BUF_HEADROOM;
+		p->plain_out = p->esp + BUF_SIZE;
+		for (unsigned int j = 0; j < ESP_HDR_LEN + p->iv_len + p->payload_len; j++)
+			p->esp[j] = (uint8_t)(i * 7 + j);
+		memcpy(p->nonce, "salt", 4);
+		memcpy(p->nonce + 4, p->esp + ESP_HDR_LEN, 8);
+	}
+	*mem = m;
+	return pkts;
+}
+
+static int run_point(IMB_MGR *mgr, const struct options *o, const struct keys *k,
+		     const struct bench_size *size, int alg, int decrypt, struct result *r)
+{
+	struct packet *pkts, *burst[MAX_BURST];
+	uint8_t *mem;
+	unsigned int next = 0;
+	uint64_t tsc_start;
+	double start, deadline;
+
+	memset(r, 0, sizeof(*r));
+	pkts = packets_make(size, alg, o->nb_bufs, &mem);
+	if (pkts == NULL) {
+		fprintf(stderr, "imb-raw: out of memory\n");
+		return -1;
+	}
+	/* Decrypt needs packets that verify: encrypt them once, in place. */
+	if (decrypt) {
+		struct result setup = {0};
+
+		for (unsigned int i = 0; i < o->nb_bufs; i += o->burst) {
+			unsigned int n = o->nb_bufs - i < o->burst ? o->nb_bufs - i : o->burst;
+
+			for (unsigned int j = 0; j < n; j++)
+				burst[j] = &pkts[i + j];
+			run_burst_api(mgr, alg, 0, k, burst, n, &setup);
+		}
+	}
+
+	start = now_seconds();
+	deadline = start + o->duration;
+	tsc_start = __rdtsc();
+	for (unsigned int round = 0;; round++) {
+		for (unsigned int j = 0; j < o->burst; j++) {
+			burst[j] = &pkts[next];
+			r->bytes += pkts[next].frame_len;
+			next = next + 1 == o->nb_bufs ? 0 : next + 1;
+		}
+		if (o->use_job_api)
+			run_job_api(mgr, alg, decrypt, k, burst, o->burst, r);
+		else
+			run_burst_api(mgr, alg, decrypt, k, burst, o->burst, r);
+		r->packets += o->burst;
+		if ((round & 63) == 63 && now_seconds() >= deadline)
+			break;
+	}
+	r->cycles = __rdtsc() - tsc_start;
+	r->seconds = now_seconds() - start;
+	free(pkts);
+	free(mem);
+	return 0;
+}
+
+static const char *arch_name(uint32_t arch)
+{
+	switch (arch) {
+	case IMB_ARCH_NOAESNI: return "noaesni";
+	case IMB_ARCH_SSE: return "sse";
+	case IMB_ARCH_AVX: return "avx";
+	case IMB_ARCH_AVX2: return "avx2";
+	case IMB_ARCH_AVX512: return "avx512";
+	default: return "unknown";
+	}
+}
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: imb-raw [--size LIST] [--alg LIST] [--dir LIST] [--duration S] [--burst N]\n"
+		"               [--buffers N] [--api burst|job] [--json]\n"
+		"  --size LIST     frame sizes, comma separated: bytes (64..1518, Ethernet frame\n"
+		"                  with FCS, RFC 2544) or imix (%s); default 64,512,1400,imix\n"
+		"  --alg LIST      aes-gcm-128,aes-cbc-128-sha1-96 (default both)\n"
+		"  --dir LIST      encrypt,decrypt (default both; decrypt = ICV verify + decrypt)\n"
+		"  --duration S    seconds per point (default 1)\n"
+		"  --burst N       jobs per burst (default 32)\n"
+		"  --buffers N     packet buffers cycled through (default 256)\n"
+		"  --api burst|job intel-ipsec-mb burst API (default) or job API\n"
+		"What is encrypted: the ESP payload of the frame's inner IPv4 packet (frame size - %d),\n"
+		"padded, with trailer and ICV, as esgw's crypto worker does; not the framing.\n",
+		BENCH_IMIX_DESCRIPTION, BENCH_L2_OVERHEAD);
+}
+
+static int parse_list(const char *arg, const char *const names[], int nb_names, int out[],
+		      int *nb_out)
+{
+	char *copy = strdup(arg), *save = NULL;
+
+	*nb_out = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+
+		for (int i = 0; i < nb_names; i++)
+			if (strcmp(tok, names[i]) == 0)
+				found = i;
+		if (found < 0 || *nb_out >= nb_names) {
+			fprintf(stderr, "imb-raw: unknown or repeated value: %s\n", tok);
+			free(copy);
+			return -1;
+		}
+		out[(*nb_out)++] = found;
+	}
+	free(copy);
+	return *nb_out > 0 ? 0 : -1;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	static const char *const dir_names[] = {"encrypt", "decrypt"};
+	static const struct option options[] = {
+		{"size", required_argument, NULL, 's'},   {"alg", required_argument, NULL, 'a'},
+		{"dir", required_argument, NULL, 'd'},    {"duration", required_argument, NULL, 't'},
+		{"burst", required_argument, NULL, 'b'},  {"buffers", required_argument, NULL, 'n'},
+		{"api", required_argument, NULL, 'p'},    {"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+	};
+	int opt;
+	char *end;
+
+	*o = (struct options){.duration = 1.0, .burst = 32, .nb_bufs = 256,
+			      .algs = {ALG_GCM, ALG_CBC_SHA1}, .nb_algs = 2,
+			      .dirs = {0, 1}, .nb_dirs = 2};
+	o->nb_sizes = bench_sizes_parse("64,512,1400,imix", o->sizes);
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 's':
+			o->nb_sizes = bench_sizes_parse(optarg, o->sizes);
+			if (o->nb_sizes <= 0) {
+				fprintf(stderr, "imb-raw: bad --size %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 'a':
+			if (parse_list(optarg, alg_names, 2, o->algs, &o->nb_algs) < 0)
+				return -1;
+			break;
+		case 'd':
+			if (parse_list(optarg, dir_names, 2, o->dirs, &o->nb_dirs) < 0)
+				return -1;
+			break;
+		case 't':
+			o->duration = strtod(optarg, &end);
+			if (*end != '\0' || !(o->duration > 0 && o->duration <= 3600)) {
+				fprintf(stderr, "imb-raw: bad --duration %s\n", optarg);
+				return -1;
+			}
+			break;
+		case 'b':
+			o->burst = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end != '\0' || o->burst < 1 || o->burst > MAX_BURST) {
+				fprintf(stderr, "imb-raw: --burst must be 1..%d\n", MAX_BURST);
+				return -1;
+			}
+			break;
+		case 'n':
+			o->nb_bufs = (unsigned int)strtoul(optarg, &end, 10);
+			if (*end != '\0' || o->nb_bufs < 1 || o->nb_bufs > 65536) {
+				fprintf(stderr, "imb-raw: --buffers must be 1..65536\n");
+				return -1;
+			}
+			break;
+		case 'p':
+			if (strcmp(optarg, "burst") != 0 && strcmp(optarg, "job") != 0) {
+				fprintf(stderr, "imb-raw: --api burst|job\n");
+				return -1;
+			}
+			o->use_job_api = strcmp(optarg, "job") == 0;
+			break;
+		case 'j':
+			o->json = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "imb-raw: unexpected argument: %s\n", argv[optind]);
+		return -1;
+	}
+	if (o->nb_bufs < o->burst)
+		o->nb_bufs = o->burst;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const dir_names[] = {"encrypt", "decrypt"};
+	struct keys *k = aligned_alloc(64, sizeof(*k));
+	struct options o;
+	IMB_MGR *mgr;
+	int first = 1, failed = 0;
+
+	if (k == NULL || parse_options(argc, argv, &o) < 0)
+		return 2;
+	mgr = alloc_mb_mgr(0);
+	if (mgr == NULL) {
+		fprintf(stderr, "imb-raw: cannot allocate the intel-ipsec-mb manager\n");
+		return 1;
+	}
+	init_mb_mgr_auto(mgr, NULL);
+	if (imb_get_errno(mgr) != 0) {
+		fprintf(stderr, "imb-raw: intel-ipsec-mb: %s\n", imb_get_strerror(imb_get_errno(mgr)));
+		return 1;
+	}
+	keys_init(mgr, k);
+
+	if (o.json)
+		printf("{\"tool\":\"imb-raw\",\"library\":\"intel-ipsec-mb %s\",\"arch\":\"%s\","
+		       "\"api\":\"%s\",\"burst\":%u,\"duration\":%.3f,\"imix\":\"%s\",\"results\":[",
+		       imb_get_version_str(), arch_name(mgr->used_arch),
+		       o.use_job_api ? "job" : "burst", o.burst, o.duration, BENCH_IMIX_DESCRIPTION);
+	else
+		printf("imb-raw: intel-ipsec-mb %s (%s), %s API, %u-packet bursts, %.1f s per point\n"
+		       "%-20s %-8s %-6s %12s %10s %10s\n",
+		       imb_get_version_str(), arch_name(mgr->used_arch),
+		       o.use_job_api ? "job" : "burst", o.burst, o.duration, "algorithm", "dir",
+		       "size", "pps", "cyc/pkt", "Gbit/s");
+	for (int a = 0; a < o.nb_algs; a++)
+		for (int d = 0; d < o.nb_dirs; d++)
+			for (int s = 0; s < o.nb_sizes; s++) {
+				struct result r;
+				double pps, gbps;
+
+				if (run_point(mgr, &o, k, &o.sizes[s], o.algs[a], o.dirs[d], &r) < 0)
+					return 1;
+				pps = (double)r.packets / r.seconds;
+				gbps = (double)r.bytes * 8 / r.seconds / 1e9;
+				if (r.errors || r.auth_failures)
+					failed = 1;
+				if (o.json) {
+					printf("%s{\"alg\":\"%s\",\"dir\":\"%s\",\"size\":\"%s\","
+					       "\"avg_frame_bytes\":%.1f,\"packets\":%" PRIu64
+					       ",\"seconds\":%.4f,\"pps\":%.0f,\"cycles_per_packet\":%.1f,"
+					       "\"gbps\":%.3f,\"errors\":%" PRIu64
+					       ",\"auth_failures\":%" PRIu64 "}",
+					       first ? "" : ",", alg_names[o.algs[a]],
+					       dir_names[o.dirs[d]], o.sizes[s].name,
+					       (double)r.bytes / (double)r.packets, r.packets, r.seconds,
+					       pps, (double)r.cycles / (double)r.packets, gbps, r.errors,
+					       r.auth_failures);
+					first = 0;
+				} else {
+					printf("%-20s %-8s %-6s %12.0f %10.1f %10.3f\n",
+					       alg_names[o.algs[a]], dir_names[o.dirs[d]],
+					       o.sizes[s].name, pps,
+					       (double)r.cycles / (double)r.packets, gbps);
+					if (r.errors || r.auth_failures)
+						printf("  ERROR: %" PRIu64 " jobs failed, %" PRIu64
+						       " ICVs did not verify\n",
+						       r.errors, r.auth_failures);
+				}
+				fflush(stdout);
+			}
+	if (o.json)
+		printf("]}\n");
+	free_mb_mgr(mgr);
+	free(k);
+	return failed;
+}
