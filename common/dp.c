@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,62 @@ int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms)
 	return 0;
 }
 
+/* Waits (blocking, off the data path) for the control socket to become
+ * readable, then hands it to the data thread and waits until served. This
+ * lets an idle data thread sleep long yet answer esgw-ctld at once. */
+static void *ctl_watch(void *arg)
+{
+	struct esgw_dp *dp = arg;
+
+	while (!esgw_dp_quit) {
+		struct pollfd pfd[2] = {{.fd = dp->listen_fd, .events = POLLIN},
+					{.fd = dp->conn_fd, .events = POLLIN}};
+		int n = poll(pfd, dp->conn_fd >= 0 ? 2 : 1, 200);
+		struct timespec until;
+		struct esgw_doorbell *db;
+
+		if (n <= 0)
+			continue;
+		pthread_mutex_lock(&dp->ctl_lock);
+		dp->ctl_pending = 1;
+		db = dp->db;
+		if (db != NULL)
+			esgw_doorbell_ring(db);
+		while (dp->ctl_pending && !esgw_dp_quit) {
+			clock_gettime(CLOCK_REALTIME, &until);
+			until.tv_nsec += 200 * 1000000L;
+			if (until.tv_nsec >= 1000000000L) {
+				until.tv_sec++;
+				until.tv_nsec -= 1000000000L;
+			}
+			pthread_cond_timedwait(&dp->ctl_served, &dp->ctl_lock, &until);
+		}
+		pthread_mutex_unlock(&dp->ctl_lock);
+	}
+	return NULL;
+}
+
+static int ctl_thread_start(struct esgw_dp *dp)
+{
+	sigset_t all, old;
+	int rc;
+
+	pthread_mutex_init(&dp->ctl_lock, NULL);
+	pthread_cond_init(&dp->ctl_served, NULL);
+	/* Signals go to the data thread, which checks esgw_dp_quit. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&dp->ctl_thread, NULL, ctl_watch, dp);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
+		ESGW_ERR("control thread: %s", strerror(rc));
+		return -1;
+	}
+	pthread_setname_np(dp->ctl_thread, "esgw-ctl");
+	dp->ctl_thread_running = true;
+	return 0;
+}
+
 int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -163,11 +220,28 @@ int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 		return -1;
 	}
 	dp->listen_fd = fd;
+	if (ctl_thread_start(dp) < 0) {
+		close(fd);
+		unlink(dp->sock_path);
+		dp->listen_fd = -1;
+		return -1;
+	}
+	/* The main loop starts right after: loop cycles count from here. */
+	esgw_stage_start(&dp->cycles);
 	return 0;
 }
 
 void esgw_dp_ctl_close(struct esgw_dp *dp)
 {
+	if (dp->ctl_thread_running) {
+		esgw_dp_quit = 1;
+		pthread_mutex_lock(&dp->ctl_lock);
+		dp->ctl_pending = 0;
+		pthread_cond_signal(&dp->ctl_served);
+		pthread_mutex_unlock(&dp->ctl_lock);
+		pthread_join(dp->ctl_thread, NULL);
+		dp->ctl_thread_running = false;
+	}
 	if (dp->conn_fd >= 0)
 		close(dp->conn_fd);
 	if (dp->listen_fd >= 0) {
@@ -234,10 +308,32 @@ Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[E
 	return list;
 }
 
+/* The per-stage cost counters every process keeps (stage_cycles.h). */
+static void stage_stats(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__DpTraffic *traffic)
+{
+	const struct esgw_stage_cycles *c = &dp->cycles;
+
+	stats->tsc_hz = rte_get_tsc_hz();
+	stats->tsc = rte_rdtsc();
+	stats->loop_cycles = c->start_tsc ? stats->tsc - c->start_tsc : 0;
+	stats->busy_cycles = c->busy_cycles;
+	stats->busy_packets = c->busy_packets;
+	stats->encrypt_cycles = c->encrypt_cycles;
+	stats->encrypt_packets = c->encrypt_packets;
+	stats->decrypt_cycles = c->decrypt_cycles;
+	stats->decrypt_packets = c->decrypt_packets;
+	traffic->rx_packets = c->rx_packets;
+	traffic->rx_bytes = c->rx_bytes;
+	traffic->tx_packets = c->tx_packets;
+	traffic->tx_bytes = c->tx_bytes;
+	stats->traffic = traffic;
+}
+
 static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 {
 	Esgw__DpResponse resp = ESGW__DP_RESPONSE__INIT;
 	Esgw__DpStats stats = ESGW__DP_STATS__INIT;
+	Esgw__DpTraffic traffic = ESGW__DP_TRAFFIC__INIT;
 	char err[256] = "";
 
 	if (req == NULL) {
@@ -260,6 +356,7 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		stats.worker = dp->worker;
 		stats.pid = getpid();
 		stats.generation = dp->generation;
+		stage_stats(dp, &stats, &traffic);
 		if (dp->on_stats != NULL)
 			dp->on_stats(dp, &stats);
 		resp.stats = &stats;
@@ -276,7 +373,20 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 	arena_release(dp);
 }
 
+static void ctl_serve(struct esgw_dp *dp);
+
 void esgw_dp_ctl_poll(struct esgw_dp *dp)
+{
+	if (!dp->ctl_pending)
+		return;
+	ctl_serve(dp);
+	pthread_mutex_lock(&dp->ctl_lock);
+	dp->ctl_pending = 0;
+	pthread_cond_signal(&dp->ctl_served);
+	pthread_mutex_unlock(&dp->ctl_lock);
+}
+
+static void ctl_serve(struct esgw_dp *dp)
 {
 	uint8_t buf[16384];
 	const uint8_t *msg;
@@ -326,9 +436,22 @@ void esgw_dp_ctl_poll(struct esgw_dp *dp)
 	}
 }
 
+/* What the doorbell re-checks after announcing a sleep: control work, or the
+ * process's own rings. */
+static int idle_has_work(void *arg)
+{
+	struct esgw_dp *dp = arg;
+
+	return dp->ctl_pending || esgw_dp_quit ||
+	       (dp->idle_has_work != NULL && dp->idle_has_work(dp->idle_arg));
+}
+
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg)
 {
 	esgw_dp_ctl_poll(dp);
-	esgw_doorbell_wait(db, timeout_us, has_work, arg);
+	dp->db = db;
+	dp->idle_has_work = has_work;
+	dp->idle_arg = arg;
+	esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
 }

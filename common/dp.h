@@ -7,6 +7,8 @@
 #ifndef ESGW_DP_H
 #define ESGW_DP_H
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -15,6 +17,7 @@
 #include "esgw.pb-c.h"
 #include "framing.h"
 #include "shm.h"
+#include "stage_cycles.h"
 
 #define ESGW_RUNDIR_DEFAULT "/run/esgw"
 
@@ -37,9 +40,21 @@ struct esgw_dp {
 	esgw_dp_config_fn on_config;
 	esgw_dp_stats_fn on_stats;
 	uint64_t generation;
+	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	/* private to dp.c */
 	int listen_fd;
 	int conn_fd;
+	/* The control watcher thread only waits for the socket to become
+	 * readable, raises ctl_pending and rings db; the data thread serves the
+	 * socket, so configuration is applied between bursts without locks. */
+	pthread_t ctl_thread;
+	bool ctl_thread_running;
+	pthread_mutex_t ctl_lock;
+	pthread_cond_t ctl_served;
+	volatile int ctl_pending;
+	struct esgw_doorbell *volatile db; /* the data thread's doorbell, once it slept */
+	int (*idle_has_work)(void *arg);
+	void *idle_arg;
 	struct esgw_frame_buf rx;
 	void **arena;
 	size_t arena_len, arena_cap;
@@ -60,7 +75,8 @@ int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worke
 int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms);
 /* Create the control socket <rundir>/<name>.sock (0600). */
 int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name);
-/* Serve the control socket without blocking: accept, read, answer. */
+/* Serve the control socket if the watcher thread saw it readable: accept,
+ * read, answer. Costs one load when there is nothing to do. */
 void esgw_dp_ctl_poll(struct esgw_dp *dp);
 void esgw_dp_ctl_close(struct esgw_dp *dp);
 /* Sleep on a doorbell (see shm.h) after serving the control socket. */

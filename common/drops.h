@@ -26,8 +26,11 @@
 	X(BAD_NEXT_HEADER, "bad_next_header", "ESP next header not IPv4")              \
 	X(TFC_DUMMY, "tfc_dummy", "ESP dummy packet (next header 59)")               \
 	X(SEQ_OVERFLOW, "seq_overflow", "outbound sequence number space exhausted")   \
+	X(SA_EXPIRED, "sa_expired", "the SA reached a hard lifetime (bytes, packets, seconds)") \
 	X(TOO_BIG, "too_big", "packet too large after encapsulation")                 \
-	X(CRYPTO_ERROR, "crypto_error", "intel-ipsec-mb reported an error")
+	X(CRYPTO_ERROR, "crypto_error", "intel-ipsec-mb reported an error")           \
+	X(HANDOVER_OVERFLOW, "handover_overflow",                                      \
+	  "an SA's packets waiting for its hand-over to this worker overflowed")
 
 enum esgw_drop {
 #define ESGW_DROP_ENUM(id, name, help) ESGW_DROP_##id,

@@ -48,3 +48,22 @@ void replay_update(struct replay_window *w, uint64_t seq)
 	}
 	w->bitmap[word] |= 1ull << (seq & 63);
 }
+
+uint64_t replay_esn_infer(const struct replay_window *w, uint32_t seq_lo)
+{
+	uint32_t top_lo = (uint32_t)w->top, top_hi = (uint32_t)(w->top >> 32);
+	uint32_t bottom_lo = top_lo - (w->size - 1); /* modulo 2^32 */
+	uint32_t hi;
+
+	if (top_lo >= w->size - 1) {
+		/* Case A: the window lies within one 2^32 subspace. A low half
+		 * below it belongs to the next subspace. */
+		hi = seq_lo >= bottom_lo ? top_hi : top_hi + 1;
+	} else {
+		/* Case B: the window spans the subspace boundary. A low half at
+		 * or above its (wrapped) bottom belongs to the previous subspace,
+		 * unless there is none. */
+		hi = seq_lo >= bottom_lo && top_hi > 0 ? top_hi - 1 : top_hi;
+	}
+	return (uint64_t)hi << 32 | seq_lo;
+}

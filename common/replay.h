@@ -27,5 +27,10 @@ void replay_init(struct replay_window *w, uint32_t size);
 bool replay_check(const struct replay_window *w, uint64_t seq);
 /* Record seq as seen (call only after the ICV verified); slides the window. */
 void replay_update(struct replay_window *w, uint64_t seq);
+/* Extended sequence numbers (RFC 4303 appendix A2.2): the 64-bit sequence
+ * number of a packet that carries only the low 32 bits, inferred from the
+ * window. The ICV covers the high bits, so a wrong guess fails authentication
+ * instead of being accepted. */
+uint64_t replay_esn_infer(const struct replay_window *w, uint32_t seq_lo);
 
 #endif

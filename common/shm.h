@@ -36,6 +36,10 @@ enum esgw_pkt_kind {
 	ESGW_PKT_DECRYPT = 3,   /* router -> crypto: outer IPv4+ESP (no L2), sa_slot */
 	ESGW_PKT_DECRYPTED = 4, /* crypto -> router: inner IPv4 packet (no L2), sa_slot */
 	ESGW_PKT_TX = 5,        /* anyone -> rxtx: a complete frame for out_port */
+	/* router -> crypto: no data. The SA in sa_slot moved to worker
+	 * handover_to; every packet of it the router sent this worker is ahead
+	 * of the marker in the ring (crypto-worker/handover.c). */
+	ESGW_PKT_HANDOVER = 6,
 };
 
 /* Per-packet metadata in the mbuf private area. The enqueuer owns the mbuf
@@ -45,7 +49,7 @@ struct esgw_meta {
 	uint8_t reserved;
 	uint16_t in_port;
 	uint16_t out_port;
-	uint16_t reserved2;
+	uint16_t handover_to; /* HANDOVER: the SA's new worker */
 	uint32_t sa_slot;
 	struct rte_ether_addr dst_mac; /* L2 header to prepend after encryption */
 	struct rte_ether_addr src_mac;
@@ -80,11 +84,23 @@ struct esgw_sa_counters {
 struct esgw_sa_runtime {
 	uint64_t seq_out;       /* last outbound sequence number used; next is seq_out + 1 */
 	uint32_t spi;           /* SPI the state belongs to: a new SA in the slot resets it */
-	uint32_t owner;         /* worker id */
+	/* Worker id of the one writer. A hand-over is the only other change:
+	 * the old owner stores the new id with release order after its last
+	 * write, the new owner loads it with acquire order before its first. */
+	uint32_t owner;
 	uint64_t generation;    /* bumped by the owner when (re)initialised */
+	uint64_t handovers;     /* hand-overs so far, bumped by the old owner */
+	uint64_t installed_at;  /* CLOCK_MONOTONIC seconds when (re)initialised: lifetimes */
+	uint32_t expired;       /* ESGW_SA_* bits below, set once by the owner */
+	uint32_t reserved;
 	struct replay_window replay;
 	struct esgw_sa_counters ctr;
 } __rte_cache_aligned;
+
+/* esgw_sa_runtime.expired: the control daemon reports each bit once as an event. */
+#define ESGW_SA_SOFT_EXPIRED 0x1  /* a soft lifetime was reached: rekey now */
+#define ESGW_SA_HARD_EXPIRED 0x2  /* a hard lifetime was reached: the SA stopped */
+#define ESGW_SA_SEQ_EXHAUSTED 0x4 /* outbound seq at 2^32 - 1 without ESN: stopped sending */
 
 struct esgw_shared {
 	uint32_t magic;

@@ -1,24 +1,21 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The ESP tunnel-mode core (RFC 4303, IPv4 in IPv4) of the crypto worker: SA
- * key schedules and the encap/decap burst functions. Plain C over flat buffers
+ * key schedules, sequence numbers (ESN), lifetimes and the encap/decap burst
+ * functions. Plain C over flat buffers
  * and intel-ipsec-mb, no DPDK calls, so unit tests and fuzz targets link it
  * without an EAL. */
 #ifndef ESGW_ESP_H
 #define ESGW_ESP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include <intel-ipsec-mb.h>
 
 #include "drops.h"
+#include "esp_algorithms.h"
 #include "shm.h" /* struct esgw_sa_runtime; only its types are used here */
-
-/* Values match esgw.Algorithm in proto/esgw.proto. */
-enum esp_alg {
-	ESP_ALG_AES_GCM_128 = 1,             /* RFC 4106, 8-byte IV, 16-byte ICV */
-	ESP_ALG_AES_CBC_128_HMAC_SHA1_96 = 2, /* RFC 3602 + RFC 2404 */
-};
 
 #define ESP_BURST_MAX ESGW_BURST
 #define ESP_NO_DROP 0xff /* esp_buf.drop of a packet that passed */
@@ -43,53 +40,81 @@ struct esp_buf {
 	uint8_t reserved;
 };
 
+/* SA lifetime limits (RFC 4301 4.4.2.1); 0 means no limit. */
+struct esp_lifetime {
+	uint64_t packets;
+	uint64_t bytes;   /* inner packet bytes */
+	uint64_t seconds; /* since the runtime slot was initialised */
+};
+
 /* What esp_sa_init needs; keys are copied into the key schedules, never kept. */
 struct esp_sa_params {
 	uint32_t spi;
-	enum esp_alg alg;
-	const uint8_t *crypto_key; /* GCM: 16 bytes, or 20 = key || salt; CBC: 16 */
+	enum esp_alg alg;          /* sizes: common/esp_algorithms.h */
+	const uint8_t *crypto_key; /* AEAD: key, or key || salt when salt_len is 0 */
 	size_t crypto_key_len;
-	const uint8_t *integ_key; /* CBC: 20-byte HMAC-SHA1 key; GCM: none */
+	const uint8_t *integ_key; /* HMAC key; none for AEAD */
 	size_t integ_key_len;
-	const uint8_t *salt; /* GCM: 4 bytes unless inside crypto_key */
+	const uint8_t *salt; /* AEAD: 4 bytes unless inside crypto_key */
 	size_t salt_len;
+	bool esn; /* 64-bit sequence numbers, RFC 4303 2.2.1 */
+	struct esp_lifetime soft, hard;
 	uint32_t outer_src; /* network byte order; 0 for an inbound-only SA */
 	uint32_t outer_dst;
 	struct esgw_sa_runtime *rt; /* seq_out, replay window, counters */
 };
 
-/* Worker-private hot state of one SA. Allocate with esp_sa_alloc (the key
+/* Worker-private state of one SA. Allocate with esp_sa_alloc (the key
  * schedules need 64-byte alignment), release with esp_sa_free, which wipes. */
 struct esp_sa {
-	/* read for every packet */
+	/* read for every packet: one cache line */
 	struct esgw_sa_runtime *rt;
-	uint32_t spi;    /* host byte order */
-	uint8_t alg;     /* enum esp_alg */
-	uint8_t iv_len;  /* bytes of IV on the wire: GCM 8, CBC 16 */
-	uint8_t icv_len; /* GCM 16, HMAC-SHA1-96 12 */
-	uint8_t block_len; /* payload alignment: GCM 4 (RFC 4303 2.4), CBC 16 */
+	uint32_t spi;      /* host byte order */
+	uint8_t alg;       /* enum esp_alg */
+	uint8_t cipher;    /* enum esp_cipher */
+	uint8_t integ;     /* enum esp_integ */
+	uint8_t key_len;   /* cipher key bytes, as the job wants them */
+	uint8_t iv_len;    /* bytes of IV on the wire: AEAD 8, CBC 16, NULL 0 */
+	uint8_t icv_len;
+	uint8_t block_len; /* payload alignment */
+	uint8_t esn;       /* 1: the high 32 bits of seq count in the ICV (RFC 4303 2.2.1) */
 	uint32_t outer_src; /* network byte order */
 	uint32_t outer_dst;
+	uint8_t salt[4];    /* AEAD nonce prefix, RFC 4106 4 / RFC 7634 2 */
 	uint16_t ip_id;     /* next outer IPv4 identification */
-	uint8_t salt[4];    /* GCM nonce prefix, RFC 4106 4 */
-	uint64_t iv_nonce;  /* random per init, mixed into every IV (esp_encap.c) */
+	uint16_t reserved;
+	/* A packet takes the lifetime slow path (esp_lifetime_check) once a
+	 * counter or the clock reaches one of these; 0 sends every packet there. */
+	uint32_t check_time; /* CLOCK_MONOTONIC seconds */
+	uint64_t iv_nonce;   /* random per init, mixed into every IV (esp_encap.c) */
+	uint64_t check_packets;
+	uint64_t check_bytes;
 	/* key schedules */
 	union {
 		struct {
 			struct gcm_key_data key;
 		} gcm;
 		struct {
-			uint8_t enc_keys[16 * 11] __attribute__((aligned(16)));
-			uint8_t dec_keys[16 * 11] __attribute__((aligned(16)));
-			/* SHA1 state after one block of key ^ ipad / key ^ opad */
-			uint8_t ipad_hash[32] __attribute__((aligned(16)));
-			uint8_t opad_hash[32] __attribute__((aligned(16)));
+			uint8_t key[32];
+		} chacha;
+		struct {
+			uint8_t enc_keys[16 * 15] __attribute__((aligned(16)));
+			uint8_t dec_keys[16 * 15] __attribute__((aligned(16)));
+			/* AES-128 schedule of a random per-SA key that makes CBC IVs */
+			uint8_t iv_keys[16 * 11] __attribute__((aligned(16)));
 		} cbc;
 	} keys;
+	/* HMAC: hash state after one block of key ^ ipad / key ^ opad */
+	uint8_t ipad_hash[64] __attribute__((aligned(16)));
+	uint8_t opad_hash[64] __attribute__((aligned(16)));
+	/* cold: read only on the lifetime slow path */
+	struct esp_lifetime soft, hard;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct esp_sa) % 64 == 0, "esp_sa must fill whole cache lines");
 _Static_assert(offsetof(struct esp_sa, keys) <= 64, "hot SA fields must fit one cache line");
+
+/* esgw_sa_runtime.expired bits are in shm.h: ESGW_SA_SOFT_EXPIRED, ... */
 
 struct esp_sa *esp_sa_alloc(void);
 /* Wipes and frees; NULL is fine. */
@@ -98,9 +123,33 @@ void esp_sa_free(struct esp_sa *sa);
  * (never containing key bytes) in err and sa left wiped. */
 int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *params, char *err,
 		size_t errlen);
+/* A rekey switches a tunnel's outbound SA away from old (tunnel set): the
+ * workers get the new configuration before the router, so for a moment the
+ * router still sends old packets. fresh, the same SA rebuilt without tunnel
+ * endpoints, keeps old's so that those packets still go out instead of being
+ * dropped. No-op unless both are the same SA (SPI). */
+void esp_sa_keep_endpoints(struct esp_sa *fresh, const struct esp_sa *old);
 /* Zero the key schedules and every other secret (explicit_bzero). */
 void esp_sa_wipe(struct esp_sa *sa);
 const char *esp_alg_name(enum esp_alg alg);
+/* Tests and the fuzz target: fix the secrets IVs are made from, so that
+ * esgw's output can be compared with a reference byte for byte. */
+void esp_sa_set_iv_secrets(IMB_MGR *mgr, struct esp_sa *sa, const uint8_t nonce[8],
+			   const uint8_t iv_key[16]);
+
+/* CLOCK_MONOTONIC in whole seconds: the same clock in every process. */
+uint32_t esp_clock_seconds(void);
+/* The lifetime slow path: marks soft and hard expiry in sa->rt->expired
+ * (soft once; the control daemon turns the bit into an event) and re-arms
+ * the check thresholds. Returns non-zero if the SA is hard-expired. */
+int esp_lifetime_check(struct esp_sa *sa, uint32_t now);
+
+/* Whether a packet with these counters must take the lifetime slow path. */
+static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
+{
+	return sa->rt->ctr.packets >= sa->check_packets || sa->rt->ctr.bytes >= sa->check_bytes ||
+	       now >= sa->check_time;
+}
 
 /* Encapsulate n (any number) inner IPv4 packets, buf[i] with sa[i]. Returns
  * the number that passed; the others have buf[i].drop set and were counted in

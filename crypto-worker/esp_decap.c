@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ESP tunnel-mode decapsulation (RFC 4303 3.4): length checks, anti-replay
- * before decrypting, ICV verification, window update only for authentic
- * packets, then padding and next-header checks. Bursts go through the
+/* ESP tunnel-mode decapsulation (RFC 4303 3.4): length checks, ESN high-bit
+ * inference and anti-replay before decrypting, ICV verification, lifetime and
+ * window update only for authentic packets, then padding and next-header
+ * checks. Bursts go through the
  * intel-ipsec-mb job manager. */
 #include "esp.h"
 
@@ -14,11 +15,13 @@
 #define IPV4_MF_AND_OFFSET 0x3fff
 
 struct decap_scratch {
-	uint8_t gcm_nonce[ESP_BURST_MAX][16];
-	uint8_t icv[ESP_BURST_MAX][16]; /* ICV computed over the received packet */
+	uint8_t nonce[ESP_BURST_MAX][16];
+	uint8_t aad[ESP_BURST_MAX][12];          /* AEAD with ESN */
+	uint8_t icv[ESP_BURST_MAX][ESP_ALG_ICV_MAX];      /* computed over the packet */
+	uint8_t received_icv[ESP_BURST_MAX][ESP_ALG_ICV_MAX]; /* as it came */
 	uint16_t outer_len[ESP_BURST_MAX]; /* outer IPv4 header length */
 	uint16_t payload_len[ESP_BURST_MAX];
-	uint32_t seq[ESP_BURST_MAX];
+	uint64_t seq[ESP_BURST_MAX]; /* with the inferred high bits under ESN */
 	uint8_t completed[ESP_BURST_MAX];
 };
 
@@ -36,7 +39,7 @@ static int icv_equal(const uint8_t *a, const uint8_t *b, unsigned int len)
 /* Header and length checks plus the first replay check, all before any crypto
  * work is spent on the packet. Returns 0, or -1 with the packet dropped. */
 static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *outer_len,
-		       uint16_t *payload_len, uint32_t *seq, enum esgw_drop *reason)
+		       uint16_t *payload_len, uint64_t *seq, enum esgw_drop *reason)
 {
 	const uint8_t *ip = b->data, *esp;
 	unsigned int ihl, total, esp_len, payload;
@@ -63,7 +66,14 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 		*reason = ESGW_DROP_NO_SA;
 		return -1;
 	}
-	*seq = esp_get_be32(esp + 4);
+	if (sa->rt->expired & ESGW_SA_HARD_EXPIRED) {
+		*reason = ESGW_DROP_SA_EXPIRED;
+		return -1;
+	}
+	/* ESN: the high half is inferred from the window (RFC 4303 A2.2);
+	 * the ICV, which covers it, then confirms the guess. */
+	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, esp_get_be32(esp + 4))
+		       : esp_get_be32(esp + 4);
 	if (!replay_check(&sa->rt->replay, *seq)) {
 		*reason = ESGW_DROP_REPLAY;
 		return -1;
@@ -76,46 +86,70 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 }
 
 static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
-			   unsigned int outer_len, unsigned int payload_len, uint8_t gcm_nonce[16],
-			   uint8_t icv[16], uintptr_t index)
+			   unsigned int outer_len, unsigned int payload_len, uint64_t seq,
+			   struct decap_scratch *s, uintptr_t index)
 {
 	uint8_t *esp = b->data + outer_len;
 	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
+	uint8_t *icv = esp + payload_off + payload_len;
 
+	/* Kept aside: with ESN and HMAC, seq_hi is written over it for hashing. */
+	memcpy(s->received_icv[index], icv, sa->icv_len);
 	job->cipher_direction = IMB_DIR_DECRYPT;
 	job->chain_order = IMB_ORDER_HASH_CIPHER;
-	job->key_len_in_bytes = IMB_KEY_128_BYTES;
+	job->key_len_in_bytes = sa->key_len;
 	job->src = esp;
 	job->dst = esp + payload_off;
 	job->cipher_start_src_offset_in_bytes = payload_off;
 	job->msg_len_to_cipher_in_bytes = payload_len;
-	job->auth_tag_output = icv;
+	job->auth_tag_output = s->icv[index];
 	job->auth_tag_output_len_in_bytes = sa->icv_len;
 	job->user_data = (void *)index;
-	if (sa->alg == ESP_ALG_AES_GCM_128) {
-		memcpy(gcm_nonce, sa->salt, 4);
-		memcpy(gcm_nonce + 4, esp + ESP_HDR_LEN, 8);
-		job->cipher_mode = IMB_CIPHER_GCM;
-		job->hash_alg = IMB_AUTH_AES_GMAC;
-		job->enc_keys = &sa->keys.gcm.key;
-		job->dec_keys = &sa->keys.gcm.key;
-		job->iv = gcm_nonce;
+	if (sa->integ == ESP_INTEG_AEAD) {
+		uint8_t *nonce = s->nonce[index], *aad = s->aad[index];
+
+		memcpy(nonce, sa->salt, 4);
+		memcpy(nonce + 4, esp + ESP_HDR_LEN, 8);
+		if (sa->esn) {
+			/* RFC 4106 5 / RFC 7634 2.1: SPI || seq_hi || seq_lo */
+			memcpy(aad, esp, 4);
+			esp_put_be32(aad + 4, (uint32_t)(seq >> 32));
+			memcpy(aad + 8, esp + 4, 4);
+		}
+		job->iv = nonce;
 		job->iv_len_in_bytes = 12;
 		job->hash_start_src_offset_in_bytes = payload_off;
 		job->msg_len_to_hash_in_bytes = payload_len;
-		job->u.GCM.aad = esp;
-		job->u.GCM.aad_len_in_bytes = ESP_HDR_LEN;
-	} else {
+		if (sa->cipher == ESP_CIPHER_AES_GCM) {
+			job->cipher_mode = IMB_CIPHER_GCM;
+			job->hash_alg = IMB_AUTH_AES_GMAC;
+			job->enc_keys = &sa->keys.gcm.key;
+			job->dec_keys = &sa->keys.gcm.key;
+			job->u.GCM.aad = sa->esn ? aad : esp;
+			job->u.GCM.aad_len_in_bytes = sa->esn ? 12 : ESP_HDR_LEN;
+		} else {
+			job->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
+			job->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
+			job->enc_keys = sa->keys.chacha.key;
+			job->dec_keys = sa->keys.chacha.key;
+			job->u.CHACHA20_POLY1305.aad = sa->esn ? aad : esp;
+			job->u.CHACHA20_POLY1305.aad_len_in_bytes = sa->esn ? 12 : ESP_HDR_LEN;
+		}
+		return;
+	}
+	if (sa->esn)
+		esp_put_be32(icv, (uint32_t)(seq >> 32));
+	esp_hmac_fill_job(job, sa, payload_off + payload_len);
+	if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		job->cipher_mode = IMB_CIPHER_CBC;
-		job->hash_alg = IMB_AUTH_HMAC_SHA_1;
 		job->enc_keys = sa->keys.cbc.enc_keys;
 		job->dec_keys = sa->keys.cbc.dec_keys;
 		job->iv = esp + ESP_HDR_LEN;
 		job->iv_len_in_bytes = 16;
-		job->hash_start_src_offset_in_bytes = 0;
-		job->msg_len_to_hash_in_bytes = payload_off + payload_len;
-		job->u.HMAC._hashed_auth_key_xor_ipad = sa->keys.cbc.ipad_hash;
-		job->u.HMAC._hashed_auth_key_xor_opad = sa->keys.cbc.opad_hash;
+	} else {
+		job->cipher_mode = IMB_CIPHER_NULL;
+		job->key_len_in_bytes = 0;
+		job->iv_len_in_bytes = 0;
 	}
 }
 
@@ -164,6 +198,7 @@ static int decap_finish(const struct esp_sa *sa, struct esp_buf *b, unsigned int
 static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
 			    uint16_t n, struct decap_scratch *s)
 {
+	uint32_t now = esp_clock_seconds();
 	enum esgw_drop reason;
 	uint16_t passed = 0;
 
@@ -176,7 +211,7 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 			continue;
 		}
 		decap_fill_job(IMB_GET_NEXT_JOB(mgr), sa[i], &buf[i], s->outer_len[i],
-			       s->payload_len[i], s->gcm_nonce[i], s->icv[i], i);
+			       s->payload_len[i], s->seq[i], s, i);
 		esp_jobs_submit(mgr, s->completed);
 	}
 	esp_jobs_flush(mgr, s->completed);
@@ -185,7 +220,6 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 	for (uint16_t i = 0; i < n; i++) {
 		struct esp_sa *a = sa[i];
 		struct esp_buf *b = &buf[i];
-		const uint8_t *received_icv;
 
 		if (b->drop != ESP_NO_DROP)
 			continue;
@@ -193,14 +227,19 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 			esp_drop(a, b, ESGW_DROP_CRYPTO_ERROR);
 			continue;
 		}
-		received_icv = b->data + b->len - a->icv_len;
-		if (!icv_equal(received_icv, s->icv[i], a->icv_len)) {
+		if (!icv_equal(s->received_icv[i], s->icv[i], a->icv_len)) {
 			esp_drop(a, b, ESGW_DROP_AUTH_FAILED); /* the window does not move */
 			continue;
 		}
 		/* Again: an earlier packet of this burst may have carried the same seq. */
 		if (!replay_check(&a->rt->replay, s->seq[i])) {
 			esp_drop(a, b, ESGW_DROP_REPLAY);
+			continue;
+		}
+		/* Only authentic packets count towards a lifetime, so forgeries
+		 * cannot expire an SA. */
+		if (esp_lifetime_due(a, now) && esp_lifetime_check(a, now)) {
+			esp_drop(a, b, ESGW_DROP_SA_EXPIRED);
 			continue;
 		}
 		replay_update(&a->rt->replay, s->seq[i]);

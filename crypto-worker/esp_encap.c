@@ -13,7 +13,8 @@
 
 /* Per-burst scratch that must outlive job submission until the flush. */
 struct encap_scratch {
-	uint8_t gcm_iv[ESP_BURST_MAX][16]; /* salt || IV, the 12-byte GCM nonce */
+	uint8_t nonce[ESP_BURST_MAX][16]; /* AEAD: salt || IV, the 12-byte nonce */
+	uint8_t aad[ESP_BURST_MAX][12];   /* AEAD with ESN: SPI || seq_hi || seq_lo */
 	uint16_t inner_len[ESP_BURST_MAX];
 	uint8_t completed[ESP_BURST_MAX];
 };
@@ -24,38 +25,53 @@ static void put_seq_be64(uint8_t out[8], uint64_t seq)
 		out[i] = (uint8_t)seq;
 }
 
+static int is_aead(const struct esp_sa *sa)
+{
+	return sa->integ == ESP_INTEG_AEAD;
+}
+
+/* HMAC with ESN: seq_hi goes into the ICV computation behind the payload
+ * (RFC 4303 2.2.1) but not on the wire, so the tail needs 4 more bytes while
+ * the job runs. */
+static unsigned int esn_hmac_extra(const struct esp_sa *sa)
+{
+	return sa->esn && !is_aead(sa) ? 4u : 0u;
+}
+
 /* IV choice.
- * GCM (RFC 4106 3.1): the IV only has to be unique per key, never repeat. It is
- * the 64-bit sequence number XOR a random per-SA nonce: unique because seq
- * never repeats for one SA (it survives worker restarts in shared memory), and
- * the nonce keeps IVs apart if the same key is ever installed again with its
- * sequence numbers restarted.
+ * AEAD (RFC 4106 3.1, RFC 7634 2): the IV only has to be unique per key, never
+ * repeat. It is the 64-bit sequence number XOR a random per-SA nonce: unique
+ * because seq never repeats for one SA (it survives worker restarts in
+ * shared memory), and the nonce keeps IVs apart if the same key is ever
+ * installed again with its sequence numbers restarted.
  * CBC (RFC 3602 2.3): the IV must be unpredictable to an attacker. It is
- * E_K(nonce || seq), the method NIST SP 800-38A appendix C recommends (the
- * forward cipher under the same key applied to a unique nonce): unique
- * because its input is, unpredictable without the key, and it costs one AES
- * block instead of a getrandom system call per packet. */
+ * E_Kiv(nonce || seq) under a random per-SA AES-128 key Kiv, in the spirit of
+ * NIST SP 800-38A appendix C (the forward cipher applied to a unique nonce):
+ * unique because its input is, unpredictable without Kiv, one AES block
+ * instead of a getrandom system call per packet, and the same for AES-128
+ * and AES-256 SAs.
+ * NULL (RFC 2410): no IV. */
 static void make_iv(IMB_MGR *mgr, const struct esp_sa *sa, uint64_t seq, uint8_t *iv,
-		    uint8_t gcm_nonce[16])
+		    uint8_t nonce_out[16])
 {
 	uint8_t seq_be[8];
 
 	put_seq_be64(seq_be, seq);
-	if (sa->alg == ESP_ALG_AES_GCM_128) {
+	if (is_aead(sa)) {
 		const uint8_t *nonce = (const uint8_t *)&sa->iv_nonce;
 
 		for (int i = 0; i < 8; i++)
 			iv[i] = seq_be[i] ^ nonce[i];
-		memcpy(gcm_nonce, sa->salt, 4);
-		memcpy(gcm_nonce + 4, iv, 8);
-	} else {
+		memcpy(nonce_out, sa->salt, 4);
+		memcpy(nonce_out + 4, iv, 8);
+	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		static const uint8_t zero[16];
 		uint8_t block[16];
 
 		memcpy(block, &sa->iv_nonce, 8);
 		memcpy(block + 8, seq_be, 8);
 		/* CFB of one zero block is E_K(block): one AES call, no job. */
-		IMB_AES128_CFB_ONE(mgr, iv, zero, block, sa->keys.cbc.enc_keys, 16);
+		IMB_AES128_CFB_ONE(mgr, iv, zero, block, sa->keys.cbc.iv_keys, 16);
 	}
 }
 
@@ -77,8 +93,8 @@ static void write_outer_ipv4(const struct esp_sa *sa, uint8_t *ip, uint8_t tos, 
 
 /* Build everything but the ciphertext and ICV; returns 0, or -1 with the
  * packet dropped and left untouched. */
-static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uint8_t gcm_nonce[16],
-			 uint16_t *inner_len)
+static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uint32_t now,
+			 uint8_t nonce[16], uint8_t aad[12], uint16_t *inner_len)
 {
 	struct esgw_sa_runtime *rt = sa->rt;
 	unsigned int len = b->len, pad, payload_len, head, tail, total;
@@ -99,17 +115,26 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 		esp_drop(sa, b, ESGW_DROP_NO_SA); /* an inbound-only SA has no tunnel endpoints */
 		return -1;
 	}
+	/* Counters include the earlier packets of this burst: a hard limit of
+	 * N packets lets exactly N through. */
+	if (esp_lifetime_due(sa, now) && esp_lifetime_check(sa, now)) {
+		esp_drop(sa, b, ESGW_DROP_SA_EXPIRED);
+		return -1;
+	}
 	pad = (0u - (len + ESP_TRAILER_LEN)) & (sa->block_len - 1u);
 	payload_len = len + pad + ESP_TRAILER_LEN;
 	head = ESP_IPV4_HDR_LEN + ESP_HDR_LEN + sa->iv_len;
 	tail = pad + ESP_TRAILER_LEN + sa->icv_len;
 	total = head + payload_len + sa->icv_len;
-	if (total > UINT16_MAX || b->headroom < head || b->tailroom + (b->len - len) < tail) {
+	if (total > UINT16_MAX || b->headroom < head ||
+	    b->tailroom + (b->len - len) < tail + esn_hmac_extra(sa)) {
 		esp_drop(sa, b, ESGW_DROP_TOO_BIG);
 		return -1;
 	}
-	/* Without ESN the SA stops at 2^32 - 1 (RFC 4303 3.3.3): never wrap. */
-	if (rt->seq_out >= UINT32_MAX) {
+	/* Without ESN the SA stops at 2^32 - 1 (RFC 4303 3.3.3): never wrap.
+	 * With ESN, at 2^64 - 1. Either way the SA must be rekeyed. */
+	if (rt->seq_out >= (sa->esn ? UINT64_MAX : UINT32_MAX)) {
+		rt->expired |= ESGW_SA_SEQ_EXHAUSTED;
 		esp_drop(sa, b, ESGW_DROP_SEQ_OVERFLOW);
 		return -1;
 	}
@@ -126,7 +151,21 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	esp = b->data - head + ESP_IPV4_HDR_LEN;
 	esp_put_be32(esp, sa->spi);
 	esp_put_be32(esp + 4, (uint32_t)seq);
-	make_iv(mgr, sa, seq, esp + ESP_HDR_LEN, gcm_nonce);
+	make_iv(mgr, sa, seq, esp + ESP_HDR_LEN, nonce);
+	if (sa->esn) {
+		if (is_aead(sa)) {
+			/* RFC 4106 5 / RFC 7634 2.1: AAD is SPI || seq_hi || seq_lo. */
+			memcpy(aad, esp, 4);
+			esp_put_be32(aad + 4, (uint32_t)(seq >> 32));
+			memcpy(aad + 8, esp + 4, 4);
+		} else {
+			/* Hashed behind the payload, where the ICV goes after the job. */
+			esp_put_be32(trailer + pad + ESP_TRAILER_LEN, (uint32_t)(seq >> 32));
+		}
+	}
+	/* Counted now, not after the job, so lifetimes see this burst's packets. */
+	rt->ctr.packets++;
+	rt->ctr.bytes += len;
 
 	b->tailroom = (uint16_t)(b->tailroom + (b->len - len) - tail);
 	b->headroom = (uint16_t)(b->headroom - head);
@@ -136,7 +175,7 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 }
 
 static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
-			   const uint8_t gcm_nonce[16], uintptr_t index)
+			   const uint8_t nonce[16], const uint8_t aad[12], uintptr_t index)
 {
 	uint8_t *esp = b->data + ESP_IPV4_HDR_LEN;
 	unsigned int esp_len = b->len - ESP_IPV4_HDR_LEN;
@@ -145,7 +184,7 @@ static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 
 	job->cipher_direction = IMB_DIR_ENCRYPT;
 	job->chain_order = IMB_ORDER_CIPHER_HASH;
-	job->key_len_in_bytes = IMB_KEY_128_BYTES;
+	job->key_len_in_bytes = sa->key_len;
 	job->src = esp;
 	job->dst = esp + payload_off;
 	job->cipher_start_src_offset_in_bytes = payload_off;
@@ -153,58 +192,82 @@ static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 	job->auth_tag_output = esp + payload_off + payload_len;
 	job->auth_tag_output_len_in_bytes = sa->icv_len;
 	job->user_data = (void *)index;
-	if (sa->alg == ESP_ALG_AES_GCM_128) {
-		job->cipher_mode = IMB_CIPHER_GCM;
-		job->hash_alg = IMB_AUTH_AES_GMAC;
-		job->enc_keys = &sa->keys.gcm.key;
-		job->dec_keys = &sa->keys.gcm.key;
-		job->iv = gcm_nonce;
+	if (is_aead(sa)) {
+		const void *aad_ptr = sa->esn ? (const void *)aad : (const void *)esp;
+		uint64_t aad_len = sa->esn ? 12 : ESP_HDR_LEN; /* SPI || seq, RFC 4106 5 */
+
+		job->iv = nonce;
 		job->iv_len_in_bytes = 12;
 		job->hash_start_src_offset_in_bytes = payload_off;
 		job->msg_len_to_hash_in_bytes = payload_len;
-		job->u.GCM.aad = esp; /* SPI || seq, RFC 4106 5 */
-		job->u.GCM.aad_len_in_bytes = ESP_HDR_LEN;
-	} else {
+		if (sa->cipher == ESP_CIPHER_AES_GCM) {
+			job->cipher_mode = IMB_CIPHER_GCM;
+			job->hash_alg = IMB_AUTH_AES_GMAC;
+			job->enc_keys = &sa->keys.gcm.key;
+			job->dec_keys = &sa->keys.gcm.key;
+			job->u.GCM.aad = aad_ptr;
+			job->u.GCM.aad_len_in_bytes = aad_len;
+		} else {
+			job->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
+			job->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
+			job->enc_keys = sa->keys.chacha.key;
+			job->dec_keys = sa->keys.chacha.key;
+			job->u.CHACHA20_POLY1305.aad = aad_ptr;
+			job->u.CHACHA20_POLY1305.aad_len_in_bytes = aad_len;
+		}
+		return;
+	}
+	esp_hmac_fill_job(job, sa, payload_off + payload_len);
+	/* ESN: seq_hi sits behind the payload; the ICV goes behind it until
+	 * encap_chunk moves it into place. */
+	job->auth_tag_output = esp + payload_off + payload_len + esn_hmac_extra(sa);
+	if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		job->cipher_mode = IMB_CIPHER_CBC;
-		job->hash_alg = IMB_AUTH_HMAC_SHA_1;
 		job->enc_keys = sa->keys.cbc.enc_keys;
 		job->dec_keys = sa->keys.cbc.dec_keys;
 		job->iv = esp + ESP_HDR_LEN;
 		job->iv_len_in_bytes = 16;
-		/* RFC 4303 2.8: the ICV covers ESP header, IV and ciphertext. */
-		job->hash_start_src_offset_in_bytes = 0;
-		job->msg_len_to_hash_in_bytes = payload_off + payload_len;
-		job->u.HMAC._hashed_auth_key_xor_ipad = sa->keys.cbc.ipad_hash;
-		job->u.HMAC._hashed_auth_key_xor_opad = sa->keys.cbc.opad_hash;
+	} else {
+		job->cipher_mode = IMB_CIPHER_NULL;
+		job->key_len_in_bytes = 0;
+		job->iv_len_in_bytes = 0;
 	}
 }
 
 static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
 			    uint16_t n, struct encap_scratch *s)
 {
+	uint32_t now = esp_clock_seconds();
 	uint16_t passed = 0;
 
 	for (uint16_t i = 0; i < n; i++) {
 		s->completed[i] = 0;
 		buf[i].drop = ESP_NO_DROP;
-		if (encap_prepare(mgr, sa[i], &buf[i], s->gcm_iv[i], &s->inner_len[i]) < 0)
+		if (encap_prepare(mgr, sa[i], &buf[i], now, s->nonce[i], s->aad[i],
+				  &s->inner_len[i]) < 0)
 			continue;
-		encap_fill_job(IMB_GET_NEXT_JOB(mgr), sa[i], &buf[i], s->gcm_iv[i], i);
+		encap_fill_job(IMB_GET_NEXT_JOB(mgr), sa[i], &buf[i], s->nonce[i], s->aad[i], i);
 		esp_jobs_submit(mgr, s->completed);
 	}
 	esp_jobs_flush(mgr, s->completed);
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct esgw_sa_runtime *rt = sa[i]->rt;
+		unsigned int extra = esn_hmac_extra(sa[i]);
 
 		if (buf[i].drop != ESP_NO_DROP)
 			continue;
 		if (!s->completed[i]) {
+			rt->ctr.packets--;
+			rt->ctr.bytes -= s->inner_len[i];
 			esp_drop(sa[i], &buf[i], ESGW_DROP_CRYPTO_ERROR);
 			continue;
 		}
-		rt->ctr.packets++;
-		rt->ctr.bytes += s->inner_len[i];
+		if (extra) {
+			uint8_t *icv = buf[i].data + buf[i].len - sa[i]->icv_len;
+
+			memmove(icv, icv + extra, sa[i]->icv_len);
+		}
 		passed++;
 	}
 	return passed;

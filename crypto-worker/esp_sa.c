@@ -1,27 +1,23 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* An ESP SA's private state: key validation, intel-ipsec-mb key schedules,
- * and wiping them when the SA goes away. */
+/* An ESP SA's private state: key validation against the algorithm table,
+ * intel-ipsec-mb key schedules, lifetime checks, and wiping it all when the
+ * SA goes away. */
 #include "esp.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
+#include <time.h>
 
-#define AES128_KEY_LEN 16
-#define GCM_SALT_LEN 4
-#define HMAC_SHA1_KEY_LEN 20
-#define SHA1_BLOCK_LEN 64
+#define HMAC_BLOCK_MAX 128 /* SHA-512; SHA-1 and SHA-256 use 64 */
 
 const char *esp_alg_name(enum esp_alg alg)
 {
-	switch (alg) {
-	case ESP_ALG_AES_GCM_128:
-		return "aes-gcm-128";
-	case ESP_ALG_AES_CBC_128_HMAC_SHA1_96:
-		return "aes-cbc-128-sha1-96";
-	}
-	return "unknown";
+	const struct esp_alg_info *info = esp_alg_lookup(alg);
+
+	return info ? info->name : "unknown";
 }
 
 struct esp_sa *esp_sa_alloc(void)
@@ -48,112 +44,225 @@ void esp_sa_free(struct esp_sa *sa)
 }
 
 /* HMAC (RFC 2104) hashes key ^ ipad and key ^ opad as the first block of the
- * inner and outer hash; intel-ipsec-mb takes the SHA1 state after those blocks
- * so that it never sees the key itself. (1.3 has no imb_hmac_ipad_opad.) */
-static void hmac_sha1_precompute(IMB_MGR *mgr, const uint8_t *key, size_t key_len,
-				 uint8_t *ipad_hash, uint8_t *opad_hash)
+ * inner and outer hash; intel-ipsec-mb takes the hash state after those
+ * blocks so that it never sees the key itself. (1.3 has no imb_hmac_ipad_opad.)
+ * Keys are never longer than the block here: their length is the output size. */
+static void hmac_precompute(IMB_MGR *mgr, enum esp_integ integ, const uint8_t *key,
+			    size_t key_len, uint8_t *ipad_hash, uint8_t *opad_hash)
 {
-	uint8_t block[SHA1_BLOCK_LEN];
+	size_t block_len = integ == ESP_INTEG_HMAC_SHA512 ? 128 : 64;
+	uint8_t block[HMAC_BLOCK_MAX];
 
-	memset(block, 0x36, sizeof(block));
-	for (size_t i = 0; i < key_len; i++)
-		block[i] ^= key[i];
-	IMB_SHA1_ONE_BLOCK(mgr, block, ipad_hash);
-	memset(block, 0x5c, sizeof(block));
-	for (size_t i = 0; i < key_len; i++)
-		block[i] ^= key[i];
-	IMB_SHA1_ONE_BLOCK(mgr, block, opad_hash);
+	for (int pass = 0; pass < 2; pass++) {
+		uint8_t *out = pass == 0 ? ipad_hash : opad_hash;
+
+		memset(block, pass == 0 ? 0x36 : 0x5c, block_len);
+		for (size_t i = 0; i < key_len; i++)
+			block[i] ^= key[i];
+		switch (integ) {
+		case ESP_INTEG_HMAC_SHA1:
+			IMB_SHA1_ONE_BLOCK(mgr, block, out);
+			break;
+		case ESP_INTEG_HMAC_SHA256:
+			IMB_SHA256_ONE_BLOCK(mgr, block, out);
+			break;
+		default:
+			IMB_SHA512_ONE_BLOCK(mgr, block, out);
+			break;
+		}
+	}
 	explicit_bzero(block, sizeof(block));
 }
 
-static int fail(struct esp_sa *sa, char *err, size_t errlen, const char *msg)
+static int __attribute__((format(printf, 4, 5)))
+fail(struct esp_sa *sa, char *err, size_t errlen, const char *fmt, ...)
 {
-	snprintf(err, errlen, "%s", msg);
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
 	esp_sa_wipe(sa);
 	return -1;
 }
 
-static int init_gcm(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, char *err,
-		    size_t errlen)
+/* Key, salt and integrity key lengths against the table; on success *salt
+ * points at the salt (the params' own, or the tail of a key || salt). */
+static int check_keys(struct esp_sa *sa, const struct esp_alg_info *info,
+		      const struct esp_sa_params *p, const uint8_t **salt, char *err, size_t errlen)
 {
-	const uint8_t *salt = p->salt;
-
-	if (p->crypto_key_len == AES128_KEY_LEN + GCM_SALT_LEN && p->salt_len == 0)
-		salt = p->crypto_key + AES128_KEY_LEN; /* key || salt, as RFC 4106 8.1 keying */
-	else if (p->crypto_key_len != AES128_KEY_LEN)
-		return fail(sa, err, errlen,
-			    "aes-gcm-128 needs a 16-byte crypto key (or 20 bytes: key and salt)");
-	else if (p->salt_len != GCM_SALT_LEN)
-		return fail(sa, err, errlen, "aes-gcm-128 needs a 4-byte salt");
-	if (p->integ_key_len != 0)
-		return fail(sa, err, errlen, "aes-gcm-128 takes no integrity key");
-	IMB_AES128_GCM_PRE(mgr, p->crypto_key, &sa->keys.gcm.key);
-	memcpy(sa->salt, salt, GCM_SALT_LEN);
-	sa->iv_len = 8;
-	sa->icv_len = 16;
-	sa->block_len = 4;
+	*salt = p->salt;
+	if (info->salt_len != 0) {
+		if (p->crypto_key_len == (size_t)info->key_len + info->salt_len && p->salt_len == 0)
+			*salt = p->crypto_key + info->key_len; /* key || salt, RFC 4106 8.1 */
+		else if (p->crypto_key_len != info->key_len || p->salt_len != info->salt_len)
+			return fail(sa, err, errlen,
+				    "%s needs a %zu-byte crypto key and a 4-byte salt (or %zu bytes: "
+				    "key and salt)",
+				    info->name, (size_t)info->key_len,
+				    (size_t)info->key_len + info->salt_len);
+	} else {
+		if (p->crypto_key_len != info->key_len)
+			return fail(sa, err, errlen, "%s needs a %zu-byte crypto key, not %zu",
+				    info->name, (size_t)info->key_len, p->crypto_key_len);
+		if (p->salt_len != 0)
+			return fail(sa, err, errlen, "%s takes no salt", info->name);
+	}
+	if (p->integ_key_len != info->integ_key_len)
+		return fail(sa, err, errlen, "%s needs a %zu-byte integrity key, not %zu", info->name,
+			    (size_t)info->integ_key_len, p->integ_key_len);
 	return 0;
 }
 
-static int init_cbc_sha1(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p,
-			 char *err, size_t errlen)
+static void build_key_schedules(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_alg_info *info,
+				const struct esp_sa_params *p)
 {
-	if (p->crypto_key_len != AES128_KEY_LEN)
-		return fail(sa, err, errlen, "aes-cbc-128-sha1-96 needs a 16-byte crypto key");
-	if (p->integ_key_len != HMAC_SHA1_KEY_LEN)
-		return fail(sa, err, errlen,
-			    "aes-cbc-128-sha1-96 needs a 20-byte integrity key (RFC 2404)");
-	if (p->salt_len != 0)
-		return fail(sa, err, errlen, "aes-cbc-128-sha1-96 takes no salt");
-	IMB_AES_KEYEXP_128(mgr, p->crypto_key, sa->keys.cbc.enc_keys, sa->keys.cbc.dec_keys);
-	hmac_sha1_precompute(mgr, p->integ_key, p->integ_key_len, sa->keys.cbc.ipad_hash,
-			     sa->keys.cbc.opad_hash);
-	sa->iv_len = 16;
-	sa->icv_len = 12;
-	sa->block_len = 16;
-	return 0;
+	switch (info->cipher) {
+	case ESP_CIPHER_AES_GCM:
+		if (info->key_len == 16)
+			IMB_AES128_GCM_PRE(mgr, p->crypto_key, &sa->keys.gcm.key);
+		else
+			IMB_AES256_GCM_PRE(mgr, p->crypto_key, &sa->keys.gcm.key);
+		break;
+	case ESP_CIPHER_CHACHA20_POLY1305:
+		memcpy(sa->keys.chacha.key, p->crypto_key, 32);
+		break;
+	case ESP_CIPHER_AES_CBC:
+		if (info->key_len == 16)
+			IMB_AES_KEYEXP_128(mgr, p->crypto_key, sa->keys.cbc.enc_keys,
+					   sa->keys.cbc.dec_keys);
+		else
+			IMB_AES_KEYEXP_256(mgr, p->crypto_key, sa->keys.cbc.enc_keys,
+					   sa->keys.cbc.dec_keys);
+		break;
+	default:
+		break; /* NULL: nothing to expand */
+	}
+	if (info->integ != ESP_INTEG_AEAD)
+		hmac_precompute(mgr, info->integ, p->integ_key, p->integ_key_len, sa->ipad_hash,
+				sa->opad_hash);
+}
+
+void esp_sa_set_iv_secrets(IMB_MGR *mgr, struct esp_sa *sa, const uint8_t nonce[8],
+			   const uint8_t iv_key[16])
+{
+	uint8_t unused_dec[16 * 11] __attribute__((aligned(16)));
+
+	memcpy(&sa->iv_nonce, nonce, 8);
+	if (sa->cipher == ESP_CIPHER_AES_CBC)
+		IMB_AES_KEYEXP_128(mgr, iv_key, sa->keys.cbc.iv_keys, unused_dec);
+	explicit_bzero(unused_dec, sizeof(unused_dec));
 }
 
 int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, char *err,
 		size_t errlen)
 {
-	uint8_t random[10];
-	int rc;
+	const struct esp_alg_info *info = esp_alg_lookup(p->alg);
+	uint8_t random[8 + 2 + 16];
+	const uint8_t *salt;
 
 	esp_sa_wipe(sa);
 	if (p->rt == NULL)
 		return fail(sa, err, errlen, "SA has no runtime slot");
 	if (p->spi == 0)
 		return fail(sa, err, errlen, "SPI 0 must not be sent on the wire (RFC 4303 2.1)");
-	if (p->crypto_key == NULL && p->crypto_key_len != 0)
-		return fail(sa, err, errlen, "crypto key missing");
-	if (p->integ_key == NULL && p->integ_key_len != 0)
-		return fail(sa, err, errlen, "integrity key missing");
-	if (p->salt == NULL && p->salt_len != 0)
-		return fail(sa, err, errlen, "salt missing");
-	switch (p->alg) {
-	case ESP_ALG_AES_GCM_128:
-		rc = init_gcm(mgr, sa, p, err, errlen);
-		break;
-	case ESP_ALG_AES_CBC_128_HMAC_SHA1_96:
-		rc = init_cbc_sha1(mgr, sa, p, err, errlen);
-		break;
-	default:
-		return fail(sa, err, errlen, "unsupported ESP algorithm");
-	}
-	if (rc < 0)
-		return rc;
+	if ((p->crypto_key == NULL && p->crypto_key_len != 0) ||
+	    (p->integ_key == NULL && p->integ_key_len != 0) || (p->salt == NULL && p->salt_len != 0))
+		return fail(sa, err, errlen, "key material missing");
+	if (info == NULL)
+		return fail(sa, err, errlen, "unsupported ESP algorithm %d", (int)p->alg);
+	if (check_keys(sa, info, p, &salt, err, errlen) < 0)
+		return -1;
+	build_key_schedules(mgr, sa, info, p);
+	if (info->salt_len)
+		memcpy(sa->salt, salt, ESP_ALG_SALT_LEN);
+	sa->alg = (uint8_t)info->alg;
+	sa->cipher = info->cipher;
+	sa->integ = info->integ;
+	sa->key_len = info->key_len;
+	sa->iv_len = info->iv_len;
+	sa->icv_len = info->icv_len;
+	sa->block_len = info->block_len;
+	sa->esn = p->esn;
 	/* The IV nonce keeps IVs of this key distinct even if the sequence
-	 * numbers restart (a runtime slot re-initialised for a re-added SA). */
+	 * numbers restart (a runtime slot re-initialised for a re-added SA);
+	 * CBC IVs are encrypted under a random key of their own (esp_encap.c). */
 	if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random))
 		return fail(sa, err, errlen, "getrandom failed");
-	memcpy(&sa->iv_nonce, random, sizeof(sa->iv_nonce));
 	memcpy(&sa->ip_id, random + 8, sizeof(sa->ip_id));
+	esp_sa_set_iv_secrets(mgr, sa, random, random + 10);
 	explicit_bzero(random, sizeof(random));
-	sa->alg = (uint8_t)p->alg;
 	sa->spi = p->spi;
 	sa->outer_src = p->outer_src;
 	sa->outer_dst = p->outer_dst;
 	sa->rt = p->rt;
+	sa->soft = p->soft;
+	sa->hard = p->hard;
+	/* Zero thresholds: the first packet arms them from the runtime state,
+	 * which the worker may reset after this call (a new SA in the slot). */
+	sa->check_packets = 0;
+	sa->check_bytes = 0;
+	sa->check_time = 0;
+	return 0;
+}
+
+void esp_sa_keep_endpoints(struct esp_sa *fresh, const struct esp_sa *old)
+{
+	if (fresh == NULL || old == NULL || fresh->spi != old->spi || fresh->outer_dst != 0)
+		return;
+	fresh->outer_src = old->outer_src;
+	fresh->outer_dst = old->outer_dst;
+	fresh->ip_id = old->ip_id;
+}
+
+uint32_t esp_clock_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint32_t)ts.tv_sec;
+}
+
+static int reached(uint64_t value, uint64_t limit)
+{
+	return limit != 0 && value >= limit;
+}
+
+/* The lower of two limits, 0 standing for none. */
+static uint64_t next_limit(uint64_t soft, uint64_t hard, int soft_done)
+{
+	if (soft_done || soft == 0)
+		return hard ? hard : UINT64_MAX;
+	return hard && hard < soft ? hard : soft;
+}
+
+int esp_lifetime_check(struct esp_sa *sa, uint32_t now)
+{
+	struct esgw_sa_runtime *rt = sa->rt;
+	uint64_t age, deadline;
+
+	if (rt->installed_at == 0 || rt->installed_at > now)
+		rt->installed_at = now; /* a slot the worker did not stamp */
+	age = now - rt->installed_at;
+	if (reached(rt->ctr.packets, sa->hard.packets) || reached(rt->ctr.bytes, sa->hard.bytes) ||
+	    reached(age, sa->hard.seconds))
+		rt->expired |= ESGW_SA_SOFT_EXPIRED | ESGW_SA_HARD_EXPIRED;
+	else if (reached(rt->ctr.packets, sa->soft.packets) ||
+		 reached(rt->ctr.bytes, sa->soft.bytes) || reached(age, sa->soft.seconds))
+		rt->expired |= ESGW_SA_SOFT_EXPIRED;
+	if (rt->expired & ESGW_SA_HARD_EXPIRED) {
+		/* Every packet comes here and is dropped. */
+		sa->check_packets = sa->check_bytes = 0;
+		sa->check_time = 0;
+		return 1;
+	}
+	sa->check_packets = next_limit(sa->soft.packets, sa->hard.packets,
+				       rt->expired & ESGW_SA_SOFT_EXPIRED);
+	sa->check_bytes =
+		next_limit(sa->soft.bytes, sa->hard.bytes, rt->expired & ESGW_SA_SOFT_EXPIRED);
+	deadline = next_limit(sa->soft.seconds, sa->hard.seconds,
+			      rt->expired & ESGW_SA_SOFT_EXPIRED);
+	deadline = deadline == UINT64_MAX ? UINT64_MAX : rt->installed_at + deadline;
+	sa->check_time = deadline > UINT32_MAX ? UINT32_MAX : (uint32_t)deadline;
 	return 0;
 }

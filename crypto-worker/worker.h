@@ -12,6 +12,14 @@
 #include "dp.h"
 #include "esp.h"
 
+/* Packets of an SA in standby (handover.c), in the order they arrived; one
+ * place more than packets may use, kept for a hand-over marker. */
+#define HANDOVER_PARK_MAX ESGW_RING_SIZE
+struct sa_parking {
+	uint32_t count;
+	struct rte_mbuf *pkts[HANDOVER_PARK_MAX + 1];
+};
+
 struct crypto_worker {
 	struct esgw_dp dp; /* first: the dp callbacks get &worker->dp */
 	unsigned int id;
@@ -21,6 +29,10 @@ struct crypto_worker {
 	struct rte_ring *ring_tx[ESGW_MAX_PORTS]; /* looked up on first use */
 	struct esp_sa *sa[ESGW_MAX_SA];  /* by runtime slot; NULL: not ours */
 	uint32_t sa_id[ESGW_MAX_SA];     /* configuration id, for stats */
+	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
+	 * by the worker handing it over (handover.c). */
+	struct sa_parking *parking[ESGW_MAX_SA];
+	uint32_t nb_standby;
 	/* Counters of this worker; the per-SA ones are in shared memory. */
 	uint64_t packets_encrypted;
 	uint64_t packets_decrypted;
@@ -31,6 +43,24 @@ struct crypto_worker {
 /* worker_loop.c */
 int crypto_worker_rings_attach(struct crypto_worker *w);
 void crypto_worker_run(struct crypto_worker *w);
+
+/* Encrypt or decrypt n packets in order: from the ring, or parked. */
+void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n);
+
+/* handover.c */
+/* Hold a packet (or marker) of an SA in standby until it becomes active. */
+void handover_park(struct crypto_worker *w, struct rte_mbuf *m);
+/* A HANDOVER marker reached us after every packet of its SA: pass the SA's
+ * runtime slot on to the new worker and forget the SA. Consumes m. */
+void handover_release(struct crypto_worker *w, struct rte_mbuf *m);
+/* Activate standby SAs whose ownership arrived and process what they parked. */
+void handover_poll(struct crypto_worker *w);
+/* Non-zero if a standby SA could become active now. */
+int handover_ready(const struct crypto_worker *w);
+/* Put an SA in standby (1) or take it out of it (0); parked packets of an SA
+ * taken out without becoming active are dropped for reason. */
+int handover_standby(struct crypto_worker *w, uint32_t slot);
+void handover_forget(struct crypto_worker *w, uint32_t slot, enum esgw_drop reason);
 
 /* worker_config.c */
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,

@@ -25,6 +25,13 @@ static int parse_endpoint(const char *s, uint32_t *addr_be)
 	return 0;
 }
 
+static void lifetime_from(struct esp_lifetime *l, const Esgw__Lifetime *m)
+{
+	l->packets = m ? m->packets : 0;
+	l->bytes = m ? m->bytes : 0;
+	l->seconds = m ? m->seconds : 0;
+}
+
 static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa **out, char *err,
 		    size_t errlen)
 {
@@ -37,6 +44,7 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 		.integ_key_len = s->integ_key.len,
 		.salt = s->salt.data,
 		.salt_len = s->salt.len,
+		.esn = s->esn,
 	};
 	char why[160];
 	struct esp_sa *sa;
@@ -53,6 +61,8 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 		return -1;
 	}
 	p.rt = &w->dp.shared->sa[s->slot];
+	lifetime_from(&p.soft, s->lifetime_soft);
+	lifetime_from(&p.hard, s->lifetime_hard);
 	sa = esp_sa_alloc();
 	if (sa == NULL) {
 		snprintf(err, errlen, "SA %u: out of memory", s->id);
@@ -68,9 +78,11 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 }
 
 /* A new SA in the slot starts from scratch; the same SPI keeps its sequence
- * number and replay window, which is how they survive a worker restart (RFC
- * 4303 3.3.3: an outbound sequence number is never reused). */
-static void runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, const Esgw__DpSa *s)
+ * number and replay window, which is how they survive a worker restart or a
+ * move (RFC 4303 3.3.3: an outbound sequence number is never reused). Returns
+ * 1 if the slot is ours now, 0 if another worker still owns it and is handing
+ * it over (handover.c): then the SA waits in standby. */
+static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, const Esgw__DpSa *s)
 {
 	uint64_t generation = rt->generation;
 
@@ -80,8 +92,19 @@ static void runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, c
 							   : REPLAY_WINDOW_DEFAULT);
 		rt->spi = s->spi;
 		rt->generation = generation + 1;
+		rt->installed_at = esp_clock_seconds(); /* lifetimes in seconds count from here */
+	} else if (__atomic_load_n(&rt->owner, __ATOMIC_ACQUIRE) != w->id && !s->adopt) {
+		return 0;
 	}
-	rt->owner = w->id;
+	__atomic_store_n(&rt->owner, w->id, __ATOMIC_RELEASE);
+	return 1;
+}
+
+/* The SA in slot is this very SA (same id and SPI) already. */
+static bool sa_held(const struct crypto_worker *w, uint32_t slot, const Esgw__DpSa *s)
+{
+	return slot < ESGW_MAX_SA && w->sa[slot] != NULL && w->sa_id[slot] == s->id &&
+	       w->sa[slot]->spi == s->spi;
 }
 
 /* The unpacked request is freed right after this call; do not leave key
@@ -115,7 +138,9 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 	for (size_t i = 0; i < cfg->n_sas; i++) {
 		const Esgw__DpSa *s = cfg->sas[i];
 
-		if (s->worker != w->id)
+		/* An SA moving away stays until the router's marker, if we still
+		 * have it; otherwise it is another worker's business. */
+		if (s->worker != w->id && !(s->leaving && sa_held(w, s->slot, s)))
 			continue;
 		if (s->slot < ESGW_MAX_SA && fresh[s->slot] != NULL) {
 			snprintf(err, errlen, "SA %u: runtime slot %u given twice", s->id, s->slot);
@@ -128,8 +153,26 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 	}
 
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
-		if (fresh[slot] != NULL)
-			runtime_adopt(w, &w->dp.shared->sa[slot], fresh_cfg[slot]);
+		const Esgw__DpSa *s = fresh_cfg[slot];
+
+		if (s == NULL) {
+			/* Gone: what it parked has nowhere to go. */
+			if (w->parking[slot] != NULL)
+				handover_forget(w, slot, ESGW_DROP_NO_SA);
+		} else if (sa_held(w, slot, s) && w->parking[slot] == NULL) {
+			/* Active already (leaving or not): the slot stays ours. */
+		} else if (s->worker != w->id) {
+			/* Leaving while still in standby: it parks the marker too and
+			 * passes the SA on once it has been active. */
+		} else if (runtime_adopt(w, &w->dp.shared->sa[slot], s)) {
+			/* New here with nobody handing it over, or told to adopt it. */
+			if (w->parking[slot] != NULL)
+				ESGW_INFO("SA %u: slot %u adopted without hand-over", s->id, slot);
+		} else if (handover_standby(w, slot) < 0) {
+			snprintf(err, errlen, "SA %u: out of memory", s->id);
+			goto out; /* applied up to here; ctld pushes again */
+		}
+		esp_sa_keep_endpoints(fresh[slot], w->sa[slot]);
 		/* Replacing the key schedule is safe here: the data path runs in
 		 * this thread and no job is in flight between bursts. */
 		esp_sa_free(w->sa[slot]); /* wipes a removed or replaced SA's keys */
@@ -149,6 +192,7 @@ out:
 void crypto_worker_sas_wipe(struct crypto_worker *w)
 {
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+		handover_forget(w, slot, ESGW_DROP_NO_WORKER);
 		esp_sa_free(w->sa[slot]);
 		w->sa[slot] = NULL;
 	}
@@ -189,6 +233,13 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 		s->drops = esgw_dp_drop_counters(dp, rt->ctr.drops, &s->n_drops);
 		s->seq_out = rt->seq_out;
 		s->replay_top = rt->replay.top;
+		/* Time limits of an idle SA are noticed here: ctld asks every second.
+		 * Only the owner writes the runtime (not an SA in hand-over standby). */
+		if (__atomic_load_n(&rt->owner, __ATOMIC_ACQUIRE) == w->id)
+			esp_lifetime_check(w->sa[slot], esp_clock_seconds());
+		s->soft_expired = (rt->expired & ESGW_SA_SOFT_EXPIRED) != 0;
+		s->hard_expired = (rt->expired & ESGW_SA_HARD_EXPIRED) != 0;
+		s->seq_exhausted = (rt->expired & ESGW_SA_SEQ_EXHAUSTED) != 0;
 		stats->sas[stats->n_sas++] = s;
 	}
 }

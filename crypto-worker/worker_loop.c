@@ -14,7 +14,7 @@
 #include "worker.h"
 
 #define IDLE_SPINS 64
-#define IDLE_TIMEOUT_US 20000
+#define IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 #define CTL_POLL_EVERY 64 /* busy bursts between control socket polls */
 
 int crypto_worker_rings_attach(struct crypto_worker *w)
@@ -141,12 +141,17 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 
 	for (uint16_t port = 0; port < ESGW_MAX_PORTS; port++) {
 		unsigned int k;
+		uint64_t bytes;
 
 		if (tx_count[port] == 0)
 			continue;
+		/* Sizes before the enqueue: after it rxtx owns the mbufs. */
+		bytes = esgw_burst_bytes(tx[port], tx_count[port]);
 		k = rte_ring_enqueue_burst(w->ring_tx[port], (void **)tx[port], tx_count[port],
 					   NULL);
 		sent += k;
+		w->dp.cycles.tx_packets += k;
+		w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(tx[port] + k, tx_count[port] - k);
 		for (unsigned int i = k; i < tx_count[port]; i++) {
 			struct esp_sa *s = w->sa[esgw_meta(tx[port][i])->sa_slot];
 
@@ -164,6 +169,7 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 	struct esp_sa *out_sa[ESGW_BURST];
 	struct esp_buf bufs[ESGW_BURST];
 	unsigned int count = 0, k;
+	uint64_t bytes;
 
 	for (uint16_t i = 0; i < n; i++)
 		buf_from_mbuf(&bufs[i], pkts[i]);
@@ -188,27 +194,38 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 	}
 	if (count == 0)
 		return;
+	bytes = esgw_burst_bytes(out, count); /* after the enqueue the router owns them */
 	k = rte_ring_enqueue_burst(w->ring_router_in, (void **)out, count, NULL);
+	w->dp.cycles.tx_packets += k;
+	w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(out + k, count - k);
 	for (unsigned int i = k; i < count; i++)
 		drop_sa_packet(w, out[i], out_sa[i], ESGW_DROP_RING_FULL);
 	if (k)
 		esgw_doorbell_ring(&w->dp.shared->db_router);
 }
 
-/* One burst from the input ring; returns how many packets it held. */
-static unsigned int process_burst(struct crypto_worker *w)
+void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
 {
-	struct rte_mbuf *pkts[ESGW_BURST], *enc[ESGW_BURST], *dec[ESGW_BURST];
+	struct rte_mbuf *enc[ESGW_BURST], *dec[ESGW_BURST], *markers[ESGW_BURST];
 	struct esp_sa *enc_sa[ESGW_BURST], *dec_sa[ESGW_BURST];
-	uint16_t n_enc = 0, n_dec = 0;
-	unsigned int n;
+	uint16_t n_enc = 0, n_dec = 0, n_markers = 0;
 
-	n = rte_ring_dequeue_burst(w->ring_in, (void **)pkts, ESGW_BURST, NULL);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct esgw_meta *meta = esgw_meta(m);
 		struct esp_sa *sa = meta->sa_slot < ESGW_MAX_SA ? w->sa[meta->sa_slot] : NULL;
 
+		if (unlikely(sa != NULL && w->parking[meta->sa_slot] != NULL)) {
+			handover_park(w, m); /* standby: markers too, in order */
+			continue;
+		}
+		if (unlikely(meta->kind == ESGW_PKT_HANDOVER)) {
+			/* Released below, once the packets ahead of it are out. No
+			 * packet of its SA can follow it here: the router sends the
+			 * SA's packets elsewhere from the marker on. */
+			markers[n_markers++] = m;
+			continue;
+		}
 		if (sa == NULL) {
 			/* The router's view and ours differ for a moment around a
 			 * configuration change (an SA moved or deleted). */
@@ -231,10 +248,36 @@ static unsigned int process_burst(struct crypto_worker *w)
 			drop_sa_packet(w, m, sa, ESGW_DROP_MALFORMED);
 		}
 	}
-	if (n_enc)
+	if (n_enc) {
+		uint64_t begin = rte_rdtsc();
+
 		encrypt_burst(w, enc, enc_sa, n_enc);
-	if (n_dec)
+		esgw_stage_encrypt(&w->dp.cycles, begin, n_enc);
+	}
+	if (n_dec) {
+		uint64_t begin = rte_rdtsc();
+
 		decrypt_burst(w, dec, dec_sa, n_dec);
+		esgw_stage_decrypt(&w->dp.cycles, begin, n_dec);
+	}
+	for (uint16_t i = 0; i < n_markers; i++)
+		handover_release(w, markers[i]);
+}
+
+/* One burst from the input ring; returns how many packets it held. */
+static unsigned int process_burst(struct crypto_worker *w)
+{
+	struct rte_mbuf *pkts[ESGW_BURST];
+	unsigned int n;
+
+	/* A (re)started worker leaves its ring alone until it knows its SAs:
+	 * what waits there is processed then instead of dropped as no_sa. */
+	if (unlikely(w->dp.generation == 0))
+		return 0;
+	n = rte_ring_dequeue_burst(w->ring_in, (void **)pkts, ESGW_BURST, NULL);
+	w->dp.cycles.rx_packets += n;
+	w->dp.cycles.rx_bytes += esgw_burst_bytes(pkts, n);
+	crypto_worker_process(w, pkts, n);
 	return n;
 }
 
@@ -242,7 +285,9 @@ static int has_work(void *arg)
 {
 	const struct crypto_worker *w = arg;
 
-	return rte_ring_count(w->ring_in) != 0;
+	if (w->dp.generation == 0)
+		return 0;
+	return rte_ring_count(w->ring_in) != 0 || handover_ready(w);
 }
 
 void crypto_worker_run(struct crypto_worker *w)
@@ -250,7 +295,15 @@ void crypto_worker_run(struct crypto_worker *w)
 	unsigned int idle = 0, busy = 0;
 
 	while (!esgw_dp_quit) {
-		if (process_burst(w)) {
+		uint64_t begin = rte_rdtsc();
+		unsigned int handled;
+
+		if (unlikely(w->nb_standby != 0))
+			handover_poll(w);
+		handled = process_burst(w);
+
+		esgw_stage_round(&w->dp.cycles, begin, handled);
+		if (handled) {
 			idle = 0;
 			if (++busy % CTL_POLL_EVERY == 0)
 				esgw_dp_ctl_poll(&w->dp);

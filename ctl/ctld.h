@@ -111,6 +111,9 @@ void server_close(void);
 
 /* push.c: connections to the dataplane processes. */
 void dp_procs_init(int workers);
+/* Records for workers 0..workers-1; records of workers above stay until the
+ * supervisor has stopped them (supervise_tick drops them then). */
+void dp_procs_resize(int workers);
 /* Push the current generation to every process that has not acked it. */
 void dp_push_all(void);
 void dp_push(struct dp_proc *p);
@@ -132,5 +135,64 @@ bool supervise_busy(void); /* something is starting or waiting: tick faster */
 
 /* Called by handlers after a successful change. */
 void ctld_config_changed(bool interfaces_changed);
+
+/* workers.c: `sa move` (a hand-over without loss or reordering) and
+ * `workers set`. Both answer once the moves are complete. */
+Esgw__Status sa_move_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			    size_t errlen);
+Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				size_t errlen);
+/* The worker an SA is being handed over from, or -1 (no hand-over in flight). */
+int handover_from(const Esgw__Sa *sa);
+
+/* events.c: events streamed to the clients that sent EventsSubscribe
+ * (`esgwctl events`). Emitting never blocks: each subscriber has a bounded
+ * queue that drops its oldest event when full (counted in Event.events_dropped).
+ *
+ * To emit an event from new code, fill an Esgw__Event (esgw__event__init, set
+ * kind and the fields its EventKind comment in proto/esgw.proto lists; worker
+ * and from_worker are -1 when not applicable) and call ctld_event_emit(), or
+ * use a shorthand below. Examples:
+ *   ctld_event_sa_moved(sa->id, old_worker, new_worker);   after a hand-over
+ *   ctld_event_sa(ESGW__EVENT_KIND__EVENT_KIND_SA_SOFT_EXPIRED, sa->id, -1, sa->worker);
+ * Added/removed interfaces, routes, tunnels and SAs and a changed worker count
+ * are found by events_config_diff() after every successful change request;
+ * SA moves are not (the move code emits them), nor a worker count changed
+ * outside handle_request() (call ctld_event_workers_changed() there). */
+void ctld_event_emit(Esgw__Event *ev); /* sets seq and time */
+void ctld_event_sa(Esgw__EventKind kind, uint32_t sa, int from_worker, int worker);
+void ctld_event_sa_moved(uint32_t sa, int from_worker, int to_worker);
+void ctld_event_workers_changed(uint32_t from_workers, uint32_t workers);
+/* wait_status from waitpid(), or -1 when unknown (systemd mode). */
+void ctld_event_process_exit(const struct dp_proc *p, pid_t pid, int wait_status);
+void ctld_event_process_restart(const struct dp_proc *p); /* p->pid: the new one */
+void events_config_diff(const Esgw__Config *before, const Esgw__Config *after);
+/* The control socket's side: a subscription, replies on a subscribed
+ * connection (queued behind its events, never interleaved), and its end. */
+Esgw__Status events_handle_subscribe(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				     size_t errlen);
+void events_subscriber_add(int fd);
+void events_subscriber_remove(int fd);
+bool events_is_subscriber(int fd);
+int events_queue_response(int fd, const Esgw__Response *resp);
+uint64_t events_dropped(void); /* over all subscribers since start */
+
+/* dataplane.c: DpStats of every process sampled each second, for the rates of
+ * `show dataplane`. */
+void dataplane_sampler_start(void);
+void dataplane_sampler_stop(void);
+void dataplane_sample(void);
+void dataplane_show(Esgw__ShowReply *reply);
+void dataplane_show_free(void);
+
+/* sa_expiry.c: one sa_soft_expired / sa_hard_expired event per SA from a
+ * crypto worker's DpStats (called by the sampler). */
+void sa_expiry_observe(const Esgw__DpStats *st);
+
+/* systemd_units.c: systemd mode (not --standalone) starts, stops and restarts
+ * the dataplane units over D-Bus; each is a no-op in standalone mode. */
+void units_start(void);
+void units_interfaces_changed(void);
+void units_workers_changed(uint32_t from_workers, uint32_t workers);
 
 #endif

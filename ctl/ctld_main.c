@@ -124,6 +124,8 @@ void ctld_config_changed(bool interfaces_changed)
 	ctld.generation++;
 	if (ctld.opt.standalone && interfaces_changed)
 		supervise_interfaces_changed();
+	else if (interfaces_changed)
+		units_interfaces_changed();
 	dp_push_all();
 	ev_feed_event(ctld.loop, &ctld.tick, EV_TIMER);
 }
@@ -165,21 +167,25 @@ int main(int argc, char **argv)
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.log_dir);
 		make_parent_dirs(dir);
 	}
-	if (server_open(ctld.opt.socket_path) < 0)
-		return 1;
+	/* Handlers before the socket: a client that sees the socket may stop us. */
 	ev_signal_init(&sigterm, on_signal, SIGTERM);
 	ev_signal_init(&sigint, on_signal, SIGINT);
 	ev_signal_start(ctld.loop, &sigterm);
 	ev_signal_start(ctld.loop, &sigint);
+	if (server_open(ctld.opt.socket_path) < 0)
+		return 1;
 	ev_init(&ctld.tick, on_tick);
 	ctld.tick.repeat = TICK_BUSY;
 	ev_timer_again(ctld.loop, &ctld.tick);
+	dataplane_sampler_start();
+	units_start(); /* systemd mode only */
 	ESGW_INFO("%s mode, %u crypto worker(s), %zu interface(s), %zu SA(s)",
 		  ctld.opt.standalone ? "standalone" : "systemd", ctld.config->workers,
 		  ctld.config->n_interfaces, ctld.config->n_sas);
 
 	ev_run(ctld.loop, 0);
 
+	dataplane_sampler_stop();
 	server_close();
 	if (ctld.opt.standalone)
 		supervise_shutdown();

@@ -17,7 +17,7 @@
 #define DEFAULT_SOCKET "/run/esgw/ctl.sock"
 #define REPLY_TIMEOUT_MS 60000 /* a show asks every dataplane process, ~2 s each at worst */
 
-static int connect_ctld(const char *path)
+int connect_ctld(const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	int fd;
@@ -60,6 +60,8 @@ int main(int argc, char **argv)
 	}
 	if (socket_path == NULL || socket_path[0] == '\0')
 		socket_path = DEFAULT_SOCKET;
+	if (stream_command(nwords, words, socket_path, json))
+		return 0;
 	if (!command_parse(nwords, words, &req)) {
 		command_help();
 		return 0;

@@ -24,4 +24,12 @@ void command_wipe(Esgw__Request *req);
 
 void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool json);
 
+/* esgwctl.c: connect to esgw-ctld's socket or die with a message. */
+int connect_ctld(const char *path);
+
+/* esgwctl_monitor.c: `show dataplane` output; `monitor` and `events`, which
+ * run until Ctrl-C (exit 0). stream_command returns false for other commands. */
+void print_dataplane(const Esgw__ShowReply *reply, bool json);
+bool stream_command(int argc, char **argv, const char *socket_path, bool json);
+
 #endif

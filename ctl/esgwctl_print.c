@@ -132,6 +132,29 @@ static const char *sa_direction(uint32_t id, const Esgw__ShowReply *reply)
 	return out && in ? "in/out" : out ? "out" : in ? "in" : "none";
 }
 
+/* {"bytes":N,"packets":N,"seconds":N}, 0 meaning no limit. */
+static void json_lifetime(struct json *j, const char *key, const Esgw__Lifetime *l)
+{
+	json_key(j, key);
+	json_object_begin(j);
+	json_kv_u64(j, "bytes", l ? l->bytes : 0);
+	json_kv_u64(j, "packets", l ? l->packets : 0);
+	json_kv_u64(j, "seconds", l ? l->seconds : 0);
+	json_object_end(j);
+}
+
+static void print_lifetime(const char *kind, const Esgw__Lifetime *l)
+{
+	if (l == NULL)
+		return;
+	if (l->bytes)
+		printf(" lifetime-%s-bytes %" PRIu64, kind, l->bytes);
+	if (l->packets)
+		printf(" lifetime-%s-packets %" PRIu64, kind, l->packets);
+	if (l->seconds)
+		printf(" lifetime-%s-seconds %" PRIu64, kind, l->seconds);
+}
+
 static const char *alg_name(Esgw__Algorithm alg)
 {
 	const char *n = esgw_algorithm_name(alg);
@@ -315,13 +338,22 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			json_kv_u64(j, "bytes", info->bytes);
 			json_kv_u64(j, "seq_out", info->seq_out);
 			json_kv_u64(j, "replay_top", info->replay_top);
+			json_kv_bool(j, "esn", sa->esn);
+			json_lifetime(j, "lifetime_soft", sa->lifetime_soft);
+			json_lifetime(j, "lifetime_hard", sa->lifetime_hard);
+			json_kv_bool(j, "soft_expired", info->soft_expired);
+			json_kv_bool(j, "hard_expired", info->hard_expired);
+			json_kv_bool(j, "seq_exhausted", info->seq_exhausted);
 			json_counters(j, "drops", info->drops, info->n_drops);
 			json_object_end(j);
 			continue;
 		}
 		table_row(&t, nonzero_counters(info->drops, info->n_drops, "drops: "),
 			  fmt("%u", sa->id), fmt("0x%08x (%u)", sa->spi, sa->spi),
-			  fmt("%s", alg_name(sa->algorithm)),
+			  fmt("%s%s%s", alg_name(sa->algorithm), sa->esn ? " esn" : "",
+			      info->hard_expired || info->seq_exhausted ? " EXPIRED"
+			      : info->soft_expired			 ? " soft-expired"
+									 : ""),
 			  fmt("%s", sa_direction(sa->id, reply)), dash(info->tunnel),
 			  fmt("%d", sa->worker), fmt("%u", sa->slot),
 			  fmt("%" PRIu64, info->packets), fmt("%" PRIu64, info->bytes),
@@ -433,13 +465,14 @@ static void print_config_commands(const Esgw__Config *c)
 	for (size_t i = 0; i < c->n_sas; i++) {
 		const Esgw__Sa *sa = c->sas[i];
 
-		printf("sa add %u spi %u alg %s crypto-key <hidden>%s replay-window %u worker %d"
-		       "  # slot %u\n",
-		       sa->id, sa->spi, alg_name(sa->algorithm),
-		       sa->algorithm == ESGW__ALGORITHM__ALGORITHM_AES_GCM_128
-			       ? " salt <hidden>"
-			       : " integ-key <hidden>",
-		       sa->replay_window, sa->worker, sa->slot);
+		printf("sa add %u spi %u alg %s%s%s%s replay-window %u%s worker %d", sa->id, sa->spi,
+		       alg_name(sa->algorithm), sa->crypto_key.len ? " crypto-key <hidden>" : "",
+		       sa->integ_key.len ? " integ-key <hidden>" : "",
+		       sa->salt.len ? " salt <hidden>" : "", sa->replay_window,
+		       sa->esn ? " esn on" : "", sa->worker);
+		print_lifetime("soft", sa->lifetime_soft);
+		print_lifetime("hard", sa->lifetime_hard);
+		printf("  # slot %u\n", sa->slot);
 	}
 	for (size_t i = 0; i < c->n_tunnels; i++) {
 		const Esgw__Tunnel *t = c->tunnels[i];
@@ -504,6 +537,9 @@ static void print_config(const Esgw__ShowReply *reply, struct json *j)
 		json_kv_u64(j, "replay_window", sa->replay_window);
 		json_kv_i64(j, "worker", sa->worker);
 		json_kv_u64(j, "slot", sa->slot);
+		json_kv_bool(j, "esn", sa->esn);
+		json_lifetime(j, "lifetime_soft", sa->lifetime_soft);
+		json_lifetime(j, "lifetime_hard", sa->lifetime_hard);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -535,6 +571,9 @@ void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_STATS: print_stats(reply, j); break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS: print_workers(reply, j); break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG: print_config(reply, j); break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE:
+		print_dataplane(reply, as_json); /* a whole document, newline included */
+		return;
 	default: break;
 	}
 	if (j)

@@ -3,12 +3,14 @@
  * checking every value locally so typos never reach esgw-ctld. */
 #include "esgwctl.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "addr.h"
+#include "esgw_limits.h"
 #include "validate.h"
 
 #define MAX_KEY 64
@@ -22,14 +24,26 @@ static const char help_text[] =
 	"  route add PREFIX via ADDR [dev NAME]\n"
 	"  route add PREFIX tunnel NAME\n"
 	"  route del PREFIX\n"
-	"  sa add ID spi SPI alg aes-gcm-128|aes-cbc-128-sha1-96 crypto-key HEX\n"
-	"         [integ-key HEX] [salt HEX] [replay-window N] [worker N]\n"
-	"         (gcm: 16-byte crypto-key and 4-byte salt, or a 20-byte crypto-key = key||salt;\n"
-	"          cbc: 16-byte crypto-key and 20-byte integ-key)\n"
+	"  sa add ID spi SPI alg ALG [crypto-key HEX] [integ-key HEX] [salt HEX]\n"
+	"         [replay-window 64..4096] [esn on|off] [worker N]\n"
+	"         [lifetime-soft-bytes N] [lifetime-soft-packets N] [lifetime-soft-seconds N]\n"
+	"         [lifetime-hard-bytes N] [lifetime-hard-packets N] [lifetime-hard-seconds N]\n"
+	"         ALG                     crypto-key        integ-key\n"
+	"         aes-gcm-128|-256        16|32 + 4 salt    -   (salt apart, or key||salt)\n"
+	"         chacha20-poly1305       32 + 4 salt       -\n"
+	"         aes-cbc-128|256-sha1-96         16|32     20\n"
+	"         aes-cbc-128|256-sha256-128      16|32     32\n"
+	"         aes-cbc-128|256-sha512-256      16|32     64\n"
+	"         null-sha1-96|sha256-128|sha512-256  -     20|32|64 (no encryption: debugging)\n"
 	"  sa del ID\n"
+	"  sa move ID --worker W                  hand the SA over to worker W (also: worker W)\n"
+	"  workers set N                          run N crypto workers (SAs move off the stopped)\n"
 	"  tunnel add NAME local ADDR remote ADDR sa-out ID sa-in ID[,ID...]\n"
+	"  tunnel set NAME [sa-out ID] [sa-in ID[,ID...]]   switch SAs at once (rekey)\n"
 	"  tunnel del NAME\n"
-	"  show interfaces|routes|sa|tunnels|stats|workers|config\n"
+	"  show interfaces|routes|sa|tunnels|stats|workers|config|dataplane\n"
+	"  monitor                                 show dataplane every second until Ctrl-C\n"
+	"  events                                  stream esgw-ctld's events until Ctrl-C\n"
 	"  help\n"
 	"--socket PATH (or env ESGW_SOCKET) names ctld's socket, default /run/esgw/ctl.sock;\n"
 	"--json prints one JSON document. Exit status: 0 ok, 1 refused by esgw-ctld, 2 usage.\n";
@@ -235,6 +249,36 @@ static void route_cmd(struct words *w, Esgw__Request *req)
 	expect_end(w);
 }
 
+/* lifetime-{soft,hard}-{bytes,packets,seconds} N */
+static void lifetime_option(struct words *w, Esgw__Sa *sa, const char *kw)
+{
+	bool soft = strncmp(kw + 9, "soft-", 5) == 0, hard = strncmp(kw + 9, "hard-", 5) == 0;
+	const char *what = kw + 14, *s;
+	Esgw__Lifetime **lp = soft ? &sa->lifetime_soft : &sa->lifetime_hard;
+	unsigned long long v;
+	char *end;
+
+	if ((!soft && !hard) || (strcmp(what, "bytes") != 0 && strcmp(what, "packets") != 0 &&
+				 strcmp(what, "seconds") != 0))
+		usage_error("sa add: unknown option '%s' (lifetime-soft|hard-bytes|packets|seconds)",
+			    kw);
+	s = next_word(w, kw);
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (s[0] < '0' || s[0] > '9' || *end != '\0' || errno != 0 || v == 0)
+		usage_error("%s '%s' is not a number 1..2^64-1", kw, s);
+	if (*lp == NULL) {
+		*lp = zalloc(sizeof(**lp));
+		esgw__lifetime__init(*lp);
+	}
+	if (strcmp(what, "bytes") == 0)
+		(*lp)->bytes = v;
+	else if (strcmp(what, "packets") == 0)
+		(*lp)->packets = v;
+	else
+		(*lp)->seconds = v;
+}
+
 static void sa_add_cmd(struct words *w, Esgw__Request *req)
 {
 	Esgw__Sa *sa = zalloc(sizeof(*sa));
@@ -256,9 +300,8 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 
 			sa->algorithm = esgw_algorithm_parse(name);
 			if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
-				usage_error("unknown algorithm '%s' (aes-gcm-128 or "
-					    "aes-cbc-128-sha1-96)",
-					    name);
+				usage_error("unknown algorithm '%s' (%s)", name,
+					    esgw_algorithm_list());
 		} else if (strcmp(kw, "crypto-key") == 0) {
 			sa->crypto_key = hex_word(w, "crypto-key");
 			have_key = true;
@@ -270,6 +313,14 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 			sa->replay_window = number_word(w, "replay-window", UINT32_MAX);
 		} else if (strcmp(kw, "worker") == 0) {
 			sa->worker = (int32_t)number_word(w, "worker", 255);
+		} else if (strcmp(kw, "esn") == 0) {
+			const char *v = next_word(w, "on or off");
+
+			if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+				usage_error("esn: expected on or off, got '%s'", v);
+			sa->esn = strcmp(v, "on") == 0;
+		} else if (strncmp(kw, "lifetime-", 9) == 0) {
+			lifetime_option(w, sa, kw);
 		} else {
 			usage_error("sa add: unknown option '%s'", kw);
 		}
@@ -277,8 +328,9 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 	if (!have_spi)
 		usage_error("sa add: missing spi SPI");
 	if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
-		usage_error("sa add: missing alg aes-gcm-128|aes-cbc-128-sha1-96");
-	if (!have_key)
+		usage_error("sa add: missing alg ALG (%s)", esgw_algorithm_list());
+	/* NULL encryption (RFC 2410) is the one kind without a crypto key. */
+	if (!have_key && strncmp(esgw_algorithm_name(sa->algorithm), "null-", 5) != 0)
 		usage_error("sa add: missing crypto-key HEX");
 	if (esgw_check_sa(sa, err, sizeof(err)) < 0)
 		usage_error("%s", err);
@@ -288,10 +340,23 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 
 static void sa_cmd(struct words *w, Esgw__Request *req)
 {
-	const char *verb = next_word(w, "add or del");
+	const char *verb = next_word(w, "add, del or move");
 
 	if (strcmp(verb, "add") == 0) {
 		sa_add_cmd(w, req);
+	} else if (strcmp(verb, "move") == 0) {
+		Esgw__SaMove *mv = zalloc(sizeof(*mv));
+		const char *kw;
+
+		w->command = "sa move";
+		esgw__sa_move__init(mv);
+		mv->id = number_word(w, "SA id", UINT32_MAX);
+		kw = next_word(w, "--worker W");
+		if (strcmp(kw, "--worker") != 0 && strcmp(kw, "worker") != 0)
+			usage_error("sa move: expected '--worker W', got '%s'", kw);
+		mv->worker = number_word(w, "worker", ESGW_MAX_WORKERS - 1);
+		req->body_case = ESGW__REQUEST__BODY_SA_MOVE;
+		req->sa_move = mv;
 	} else if (strcmp(verb, "del") == 0) {
 		Esgw__IdRef *ref = zalloc(sizeof(*ref));
 
@@ -301,14 +366,31 @@ static void sa_cmd(struct words *w, Esgw__Request *req)
 		req->body_case = ESGW__REQUEST__BODY_SA_DEL;
 		req->sa_del = ref;
 	} else {
-		usage_error("sa: unknown operation '%s' (add or del)", verb);
+		usage_error("sa: unknown operation '%s' (add, del or move)", verb);
 	}
 	expect_end(w);
 }
 
+static void workers_cmd(struct words *w, Esgw__Request *req)
+{
+	const char *verb = next_word(w, "set");
+	Esgw__WorkersSet *ws = zalloc(sizeof(*ws));
+
+	if (strcmp(verb, "set") != 0)
+		usage_error("workers: unknown operation '%s' (set N)", verb);
+	w->command = "workers set";
+	esgw__workers_set__init(ws);
+	ws->count = number_word(w, "number of workers", ESGW_MAX_WORKERS);
+	if (ws->count < 1)
+		usage_error("workers set: N must be 1..%d", ESGW_MAX_WORKERS);
+	expect_end(w);
+	req->body_case = ESGW__REQUEST__BODY_WORKERS_SET;
+	req->workers_set = ws;
+}
+
 static void tunnel_cmd(struct words *w, Esgw__Request *req)
 {
-	const char *verb = next_word(w, "add or del");
+	const char *verb = next_word(w, "add, set or del");
 
 	if (strcmp(verb, "add") == 0) {
 		Esgw__Tunnel *t = zalloc(sizeof(*t));
@@ -343,6 +425,31 @@ static void tunnel_cmd(struct words *w, Esgw__Request *req)
 			usage_error("tunnel add: missing sa-in ID[,ID...]");
 		req->body_case = ESGW__REQUEST__BODY_TUNNEL_ADD;
 		req->tunnel_add = t;
+	} else if (strcmp(verb, "set") == 0) {
+		Esgw__Tunnel *t = zalloc(sizeof(*t));
+
+		w->command = "tunnel set";
+		esgw__tunnel__init(t);
+		t->name = (char *)name_word(w, "tunnel name");
+		while (w->i < w->argc) {
+			const char *kw = next_word(w, "option");
+
+			if (strcmp(kw, "sa-out") == 0) {
+				t->sa_out = number_word(w, "sa-out", UINT32_MAX);
+				if (t->sa_out == 0)
+					usage_error("sa-out: SA id 0 is reserved");
+			} else if (strcmp(kw, "sa-in") == 0) {
+				t->sa_in = id_list(next_word(w, "sa-in ID[,ID...]"), &t->n_sa_in);
+			} else {
+				usage_error("tunnel set: unknown option '%s' (sa-out ID, sa-in "
+					    "ID[,ID...])",
+					    kw);
+			}
+		}
+		if (t->sa_out == 0 && t->n_sa_in == 0)
+			usage_error("tunnel set: give sa-out ID and/or sa-in ID[,ID...]");
+		req->body_case = ESGW__REQUEST__BODY_TUNNEL_SET;
+		req->tunnel_set = t;
 	} else if (strcmp(verb, "del") == 0) {
 		Esgw__NameRef *ref = zalloc(sizeof(*ref));
 
@@ -352,7 +459,7 @@ static void tunnel_cmd(struct words *w, Esgw__Request *req)
 		req->body_case = ESGW__REQUEST__BODY_TUNNEL_DEL;
 		req->tunnel_del = ref;
 	} else {
-		usage_error("tunnel: unknown operation '%s' (add or del)", verb);
+		usage_error("tunnel: unknown operation '%s' (add, set or del)", verb);
 	}
 	expect_end(w);
 }
@@ -373,6 +480,7 @@ static const struct {
 	{"workers", ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS},
 	{"worker", ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS},
 	{"config", ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG},
+	{"dataplane", ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE},
 };
 
 static void show_cmd(struct words *w, Esgw__Request *req)
@@ -382,14 +490,14 @@ static void show_cmd(struct words *w, Esgw__Request *req)
 
 	w->command = "show";
 	item = next_word(w, "what to show (interfaces, routes, sa, tunnels, stats, workers, "
-			    "config)");
+			    "config, dataplane)");
 	esgw__show_request__init(s);
 	for (size_t i = 0; i < sizeof(show_items) / sizeof(show_items[0]); i++)
 		if (strcmp(show_items[i].word, item) == 0)
 			s->what = show_items[i].what;
 	if (s->what == ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED)
 		usage_error("show: unknown item '%s' (interfaces, routes, sa, tunnels, stats, "
-			    "workers, config)",
+			    "workers, config, dataplane)",
 			    item);
 	expect_end(w);
 	req->body_case = ESGW__REQUEST__BODY_SHOW;
@@ -418,6 +526,8 @@ bool command_parse(int argc, char **argv, Esgw__Request *req)
 		sa_cmd(&w, req);
 	else if (strcmp(object, "tunnel") == 0)
 		tunnel_cmd(&w, req);
+	else if (strcmp(object, "workers") == 0)
+		workers_cmd(&w, req);
 	else if (strcmp(object, "show") == 0)
 		show_cmd(&w, req);
 	else

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "addr.h"
+#include "esp_algorithms.h"
 #include "log.h"
 #include "replay.h"
 #include "validate.h"
@@ -268,6 +269,7 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 			   size_t errlen)
 {
 	const Esgw__Sa *sa = req->sa_add;
+	const struct esp_alg_info *info;
 	Esgw__Sa *other, *copy;
 	int slot, worker;
 
@@ -296,15 +298,16 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 		return ESGW__STATUS__STATUS_UNAVAILABLE;
 	}
 	copy = msg_clone(sa);
-	if (copy->algorithm == ESGW__ALGORITHM__ALGORITHM_AES_GCM_128 && copy->salt.len == 0) {
-		/* 20-byte key = key || salt (RFC 4106 keying material): store them apart. */
-		copy->salt.data = malloc(ESGW_GCM_SALT_LEN);
+	info = esp_alg_lookup((unsigned int)copy->algorithm);
+	if (info->salt_len != 0 && copy->salt.len == 0) {
+		/* AEAD key || salt (RFC 4106 8.1, RFC 7634 2 keying material): store them apart. */
+		copy->salt.data = malloc(info->salt_len);
 		if (copy->salt.data == NULL)
 			abort();
-		memcpy(copy->salt.data, copy->crypto_key.data + ESGW_GCM_KEY_LEN, ESGW_GCM_SALT_LEN);
-		copy->salt.len = ESGW_GCM_SALT_LEN;
-		explicit_bzero(copy->crypto_key.data + ESGW_GCM_KEY_LEN, ESGW_GCM_SALT_LEN);
-		copy->crypto_key.len = ESGW_GCM_KEY_LEN;
+		memcpy(copy->salt.data, copy->crypto_key.data + info->key_len, info->salt_len);
+		copy->salt.len = info->salt_len;
+		explicit_bzero(copy->crypto_key.data + info->key_len, info->salt_len);
+		copy->crypto_key.len = info->key_len;
 	}
 	copy->direction = ESGW__DIRECTION__DIRECTION_UNSPECIFIED; /* follows from the tunnels */
 	copy->worker = worker;
@@ -343,11 +346,40 @@ static Esgw__Status sa_del(const Esgw__Request *req, Esgw__Response *resp, char 
 	return NOT_FOUND;
 }
 
+/* A tunnel's sa-in list: existing SAs, each once, none inbound for another
+ * tunnel than self (NULL for a new tunnel). */
+static Esgw__Status check_sa_in(const Esgw__Tunnel *t, const Esgw__Tunnel *self, char *err,
+				size_t errlen)
+{
+	for (size_t i = 0; i < t->n_sa_in; i++) {
+		Esgw__Tunnel *other;
+
+		if (state_sa(t->sa_in[i]) == NULL) {
+			snprintf(err, errlen, "sa-in: SA %u does not exist", t->sa_in[i]);
+			return NOT_FOUND;
+		}
+		for (size_t j = 0; j < i; j++) {
+			if (t->sa_in[j] == t->sa_in[i]) {
+				snprintf(err, errlen, "sa-in lists SA %u twice", t->sa_in[i]);
+				return INVALID;
+			}
+		}
+		other = state_tunnel_in(t->sa_in[i]);
+		if (other != NULL && other != self) {
+			snprintf(err, errlen, "SA %u is already an inbound SA of tunnel %s",
+				 t->sa_in[i], other->name);
+			return INVALID;
+		}
+	}
+	return OK;
+}
+
 static Esgw__Status tunnel_add(const Esgw__Request *req, Esgw__Response *resp, char *err,
 			       size_t errlen)
 {
 	const Esgw__Tunnel *t = req->tunnel_add;
 	Esgw__Tunnel *other;
+	Esgw__Status status;
 
 	(void)resp;
 	if (esgw_check_name(t->name, "tunnel name", err, errlen) < 0)
@@ -373,24 +405,9 @@ static Esgw__Status tunnel_add(const Esgw__Request *req, Esgw__Response *resp, c
 		snprintf(err, errlen, "tunnel %s needs at least one sa-in", t->name);
 		return INVALID;
 	}
-	for (size_t i = 0; i < t->n_sa_in; i++) {
-		if (state_sa(t->sa_in[i]) == NULL) {
-			snprintf(err, errlen, "sa-in: SA %u does not exist", t->sa_in[i]);
-			return NOT_FOUND;
-		}
-		for (size_t j = 0; j < i; j++) {
-			if (t->sa_in[j] == t->sa_in[i]) {
-				snprintf(err, errlen, "sa-in lists SA %u twice", t->sa_in[i]);
-				return INVALID;
-			}
-		}
-		other = state_tunnel_in(t->sa_in[i]);
-		if (other != NULL) {
-			snprintf(err, errlen, "SA %u is already an inbound SA of tunnel %s",
-				 t->sa_in[i], other->name);
-			return INVALID;
-		}
-	}
+	status = check_sa_in(t, NULL, err, errlen);
+	if (status != OK)
+		return status;
 	array_append(&ctld.config->tunnels, &ctld.config->n_tunnels, msg_clone(t));
 	ESGW_INFO("tunnel %s added: %s -> %s, sa-out %u", t->name, t->local, t->remote, t->sa_out);
 	return OK;
@@ -421,6 +438,66 @@ static Esgw__Status tunnel_del(const Esgw__Request *req, Esgw__Response *resp, c
 	return NOT_FOUND;
 }
 
+/* Rekey without loss (RFC 4301 4.4.2.1 semantics): replace an existing
+ * tunnel's sa_out and/or sa_in in one configuration generation. The router
+ * switches outbound packets to the new SA between two bursts; inbound keeps
+ * accepting every SA listed, so the old one goes on decrypting what is in
+ * flight until a later `tunnel set` drops it from sa_in. */
+static Esgw__Status tunnel_set(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			       size_t errlen)
+{
+	const Esgw__Tunnel *t = req->tunnel_set;
+	Esgw__Tunnel *cur = state_tunnel(t->name), *other;
+	bool set_out = t->sa_out != 0;
+	Esgw__Status status;
+
+	(void)resp;
+	if (cur == NULL) {
+		snprintf(err, errlen, "tunnel %.40s does not exist", t->name);
+		return NOT_FOUND;
+	}
+	if ((t->local[0] && strcmp(t->local, cur->local) != 0) ||
+	    (t->remote[0] && strcmp(t->remote, cur->remote) != 0)) {
+		snprintf(err, errlen, "tunnel set changes SAs only: delete and add the tunnel to "
+				      "change its endpoints");
+		return INVALID;
+	}
+	if (!set_out && t->n_sa_in == 0) {
+		snprintf(err, errlen, "tunnel set %s: give sa-out ID and/or sa-in ID[,ID...]",
+			 t->name);
+		return INVALID;
+	}
+	if (set_out) {
+		if (state_sa(t->sa_out) == NULL) {
+			snprintf(err, errlen, "sa-out: SA %u does not exist", t->sa_out);
+			return NOT_FOUND;
+		}
+		other = state_tunnel_out(t->sa_out);
+		if (other != NULL && other != cur) {
+			snprintf(err, errlen, "SA %u is already the outbound SA of tunnel %s",
+				 t->sa_out, other->name);
+			return INVALID;
+		}
+	}
+	status = check_sa_in(t, cur, err, errlen);
+	if (status != OK)
+		return status;
+	if (set_out)
+		cur->sa_out = t->sa_out;
+	if (t->n_sa_in != 0) {
+		uint32_t *in = malloc(t->n_sa_in * sizeof(*in));
+
+		if (in == NULL)
+			abort();
+		memcpy(in, t->sa_in, t->n_sa_in * sizeof(*in));
+		free(cur->sa_in);
+		cur->sa_in = in;
+		cur->n_sa_in = t->n_sa_in;
+	}
+	ESGW_INFO("tunnel %s set: sa-out %u, %zu sa-in", cur->name, cur->sa_out, cur->n_sa_in);
+	return OK;
+}
+
 static Esgw__Status show(const Esgw__Request *req, Esgw__Response *resp, char *err,
 			 size_t errlen)
 {
@@ -428,7 +505,7 @@ static Esgw__Status show(const Esgw__Request *req, Esgw__Response *resp, char *e
 	Esgw__ShowRequest__What what = req->show->what;
 
 	if (what <= ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED ||
-	    what > ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG) {
+	    what > ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE) {
 		snprintf(err, errlen, "show: unknown item %d", what);
 		return INVALID;
 	}
@@ -457,7 +534,12 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_SA_DEL, sa_del, true, false},
 	{ESGW__REQUEST__BODY_TUNNEL_ADD, tunnel_add, true, false},
 	{ESGW__REQUEST__BODY_TUNNEL_DEL, tunnel_del, true, false},
+	{ESGW__REQUEST__BODY_TUNNEL_SET, tunnel_set, true, false},
 	{ESGW__REQUEST__BODY_SHOW, show, false, false},
+	/* They save and push themselves: a move is several pushes in order. */
+	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
+	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},
+	{ESGW__REQUEST__BODY_EVENTS_SUBSCRIBE, events_handle_subscribe, false, false},
 };
 
 void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
@@ -497,6 +579,7 @@ void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, s
 		ctld.config = before;
 		goto out;
 	}
+	events_config_diff(before, ctld.config);
 	config_free(before);
 	ctld_config_changed(h->changes_interfaces);
 out:

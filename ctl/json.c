@@ -3,6 +3,7 @@
 #include "json.h"
 
 #include <inttypes.h>
+#include <math.h>
 
 void json_init(struct json *j, FILE *out)
 {
@@ -112,10 +113,24 @@ void json_kv_u64(struct json *j, const char *key, uint64_t v)
 	json_u64(j, v);
 }
 
+void json_kv_bool(struct json *j, const char *key, bool v)
+{
+	json_key(j, key);
+	before_item(j);
+	fputs(v ? "true" : "false", j->out);
+}
+
 void json_kv_i64(struct json *j, const char *key, int64_t v)
 {
 	json_key(j, key);
 	json_i64(j, v);
+}
+
+void json_kv_double(struct json *j, const char *key, double v)
+{
+	json_key(j, key);
+	before_item(j);
+	fprintf(j->out, "%.3f", isfinite(v) ? v : 0.0);
 }
 
 void json_finish(struct json *j)

@@ -30,6 +30,9 @@ void json_i64(struct json *j, int64_t v);
 void json_kv_string(struct json *j, const char *key, const char *s);
 void json_kv_u64(struct json *j, const char *key, uint64_t v);
 void json_kv_i64(struct json *j, const char *key, int64_t v);
+void json_kv_bool(struct json *j, const char *key, bool v);
+/* A rate or a share: three decimals; NaN and infinities print as 0. */
+void json_kv_double(struct json *j, const char *key, double v);
 /* End of the document: a newline. */
 void json_finish(struct json *j);
 

@@ -63,32 +63,50 @@ static void on_proc_eof(struct ev_loop *loop, ev_io *w, int revents)
 	if (recv(p->fd, &c, 1, MSG_DONTWAIT) < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	ESGW_INFO("%s closed its control connection", p->name);
+	/* Standalone mode reports exits from waitpid, with the status. */
+	if (!ctld.opt.standalone)
+		ctld_event_process_exit(p, p->pid, -1);
 	dp_disconnect(p);
+}
+
+static void proc_init(int i)
+{
+	struct dp_proc *p;
+
+	if (i < 0 || i >= CTLD_MAX_PROCS)
+		return;
+	p = &ctld.procs[i];
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	p->worker = -1;
+	if (i == 0) {
+		p->role = "rxtx";
+		snprintf(p->name, sizeof(p->name), "rxtx");
+	} else if (i == 1) {
+		p->role = "router";
+		snprintf(p->name, sizeof(p->name), "router");
+	} else {
+		p->role = "crypto";
+		p->worker = i - 2;
+		snprintf(p->name, sizeof(p->name), "crypto-%d", p->worker);
+	}
+	ev_io_init(&p->eof_watcher, on_proc_eof, -1, EV_READ);
+	p->eof_watcher.data = p;
 }
 
 void dp_procs_init(int workers)
 {
 	ctld.nprocs = 2 + workers;
-	for (int i = 0; i < ctld.nprocs; i++) {
-		struct dp_proc *p = &ctld.procs[i];
+	for (int i = 0; i < ctld.nprocs; i++)
+		proc_init(i);
+}
 
-		memset(p, 0, sizeof(*p));
-		p->fd = -1;
-		p->worker = -1;
-		if (i == 0) {
-			p->role = "rxtx";
-			snprintf(p->name, sizeof(p->name), "rxtx");
-		} else if (i == 1) {
-			p->role = "router";
-			snprintf(p->name, sizeof(p->name), "router");
-		} else {
-			p->role = "crypto";
-			p->worker = i - 2;
-			snprintf(p->name, sizeof(p->name), "crypto-%d", p->worker);
-		}
-		ev_io_init(&p->eof_watcher, on_proc_eof, -1, EV_READ);
-		p->eof_watcher.data = p;
-	}
+void dp_procs_resize(int workers)
+{
+	for (int i = ctld.nprocs; i < 2 + workers; i++)
+		proc_init(i);
+	if (2 + workers > ctld.nprocs)
+		ctld.nprocs = 2 + workers;
 }
 
 /* Connect to <rundir>/<name>.sock; 0 or -1 (not there, not ready). */
@@ -122,8 +140,16 @@ int dp_connect(struct dp_proc *p)
 	p->acked_generation = 0;
 	if (!ctld.opt.standalone) {
 		p->state = PROC_RUNNING;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0)
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0) {
+			pid_t old = p->pid;
+
 			p->pid = cred.pid;
+			/* systemd restarted it: a new instance answers. */
+			if (old > 0 && old != cred.pid) {
+				p->restarts++;
+				ctld_event_process_restart(p);
+			}
+		}
 	}
 	ev_io_set(&p->eof_watcher, fd, EV_READ);
 	ev_io_start(ctld.loop, &p->eof_watcher);
@@ -266,6 +292,9 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 		d->salt = sa->salt;
 	}
 	d->replay_window = sa->replay_window;
+	d->esn = sa->esn;
+	d->lifetime_soft = sa->lifetime_soft; /* borrowed from the config, like the keys */
+	d->lifetime_hard = sa->lifetime_hard;
 	d->worker = (uint32_t)sa->worker;
 	if (t != NULL) {
 		d->local = t->local;
@@ -294,10 +323,21 @@ static void build_for(struct build *b, const struct dp_proc *p)
 	for (size_t i = 0; i < ctld.config->n_sas; i++) {
 		const Esgw__Sa *sa = ctld.config->sas[i];
 
-		if (p->worker < 0)
+		Esgw__DpSa *d;
+
+		if (p->worker < 0) {
 			b->cfg.sas[b->cfg.n_sas++] = build_sa(b, sa, false);
-		else if (sa->worker == p->worker)
-			b->cfg.sas[b->cfg.n_sas++] = build_sa(b, sa, true);
+		} else if (sa->worker == p->worker) {
+			/* Wait in standby for a hand-over in flight, else own it. */
+			d = build_sa(b, sa, true);
+			d->adopt = handover_from(sa) < 0;
+			b->cfg.sas[b->cfg.n_sas++] = d;
+		} else if (handover_from(sa) == p->worker) {
+			/* Keep it until the router's hand-over marker. */
+			d = build_sa(b, sa, true);
+			d->leaving = true;
+			b->cfg.sas[b->cfg.n_sas++] = d;
+		}
 	}
 }
 
@@ -339,12 +379,18 @@ void dp_push(struct dp_proc *p)
 
 void dp_push_all(void)
 {
-	for (int i = 0; i < ctld.nprocs; i++) {
-		struct dp_proc *p = &ctld.procs[i];
+	/* Crypto workers first: an SA is on its worker (maybe in standby, see
+	 * workers.c) before the router sends it packets there. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < ctld.nprocs; i++) {
+			struct dp_proc *p = &ctld.procs[i];
 
-		if (ctld.opt.standalone && (p->state != PROC_RUNNING || p->stop_requested))
-			continue;
-		if (p->acked_generation < ctld.generation)
-			dp_push(p);
+			if ((p->worker >= 0) != (pass == 0))
+				continue;
+			if (ctld.opt.standalone && (p->state != PROC_RUNNING || p->stop_requested))
+				continue;
+			if (p->acked_generation < ctld.generation)
+				dp_push(p);
+		}
 	}
 }

@@ -66,6 +66,7 @@ static bool peer_allowed(int fd)
 
 static void client_close(struct client *c)
 {
+	events_subscriber_remove(c->fd);
 	ev_io_stop(ctld.loop, &c->io);
 	close(c->fd);
 	if (c->rx.data != NULL)
@@ -77,6 +78,9 @@ static void client_close(struct client *c)
 
 static int reply(struct client *c, Esgw__Response *resp)
 {
+	/* A subscriber's socket carries events too: queue behind them. */
+	if (events_is_subscriber(c->fd))
+		return events_queue_response(c->fd, resp);
 	return esgw_msg_write(c->fd, &resp->base, CLIENT_WRITE_TIMEOUT_MS);
 }
 
@@ -101,6 +105,7 @@ static int serve_frame(struct client *c, const uint8_t *msg, size_t len)
 {
 	Esgw__Response resp = ESGW__RESPONSE__INIT;
 	Esgw__Request *req;
+	bool subscribe;
 	char err[512];
 	int rc;
 
@@ -111,9 +116,13 @@ static int serve_frame(struct client *c, const uint8_t *msg, size_t len)
 	if (req == NULL)
 		return reply_error(c, ESGW__STATUS__STATUS_MALFORMED,
 				   "malformed request: not an esgw Request message");
+	subscribe = req->body_case == ESGW__REQUEST__BODY_EVENTS_SUBSCRIBE;
 	handle_request(req, &resp, err, sizeof(err));
 	wipe_request(req);
 	rc = reply(c, &resp);
+	/* After the OK: the subscriber sees it before any event. */
+	if (rc == 0 && subscribe && resp.status == ESGW__STATUS__STATUS_OK)
+		events_subscriber_add(c->fd);
 	handle_response_free(&resp);
 	return rc;
 }

@@ -188,6 +188,9 @@ static void show_sas(Esgw__ShowReply *reply)
 			info->bytes = st->bytes;
 			info->seq_out = st->seq_out;
 			info->replay_top = st->replay_top;
+			info->soft_expired = st->soft_expired;
+			info->hard_expired = st->hard_expired;
+			info->seq_exhausted = st->seq_exhausted;
 			for (int d = 0; d < ESGW_DROP_MAX; d++)
 				drops[d] = counter_value(st->drops, st->n_drops, esgw_drop_name(d));
 		}
@@ -322,6 +325,9 @@ void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply)
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG:
 		show_config(reply);
 		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE:
+		dataplane_show(reply);
+		break;
 	default:
 		break;
 	}
@@ -337,6 +343,7 @@ void show_free(Esgw__ShowReply *reply)
 	arena_len = 0;
 	config_free(stripped_config);
 	stripped_config = NULL;
+	dataplane_show_free();
 	for (int i = 0; i < CTLD_MAX_PROCS; i++) {
 		dp_stats_free(stats_cache[i]);
 		stats_cache[i] = NULL;

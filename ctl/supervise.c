@@ -145,8 +145,10 @@ static void spawn(struct dp_proc *p)
 		fprintf(stderr, "esgw-ctld: cannot execute %s: %s\n", bin, strerror(errno));
 		_exit(127);
 	}
-	p->ever_started = true;
 	p->pid = pid;
+	if (p->ever_started)
+		ctld_event_process_restart(p);
+	p->ever_started = true;
 	p->state = PROC_STARTING;
 	p->started_at = ev_now(ctld.loop);
 	p->term_sent_at = 0;
@@ -165,6 +167,7 @@ static void on_child_exit(struct ev_loop *loop, ev_child *w, int revents)
 
 	(void)revents;
 	ev_child_stop(loop, w);
+	ctld_event_process_exit(p, p->pid, status);
 	if (WIFSIGNALED(status))
 		ESGW_INFO("%s (pid %d) killed by signal %d after %.1f s", p->name, (int)p->pid,
 			  WTERMSIG(status), up);
@@ -211,12 +214,34 @@ static void check_started(struct dp_proc *p, double now)
 	}
 }
 
+/* Workers above the configured count (`workers set` scaled down, after
+ * moving their SAs away): stop them, and drop their records once stopped. */
+static void retire_workers(void)
+{
+	int keep = 2 + (int)ctld.config->workers;
+
+	for (int i = keep; i < ctld.nprocs; i++) {
+		struct dp_proc *p = &ctld.procs[i];
+
+		if (p->pid > 0 && !p->stop_requested) {
+			ESGW_INFO("stopping %s: %u crypto worker(s) configured", p->name,
+				  ctld.config->workers);
+			terminate(p, true);
+		}
+	}
+	while (ctld.nprocs > keep && ctld.procs[ctld.nprocs - 1].pid <= 0) {
+		dp_disconnect(&ctld.procs[ctld.nprocs - 1]);
+		ctld.nprocs--;
+	}
+}
+
 void supervise_tick(void)
 {
 	double now = ev_now(ctld.loop);
 	bool want = ctld.config->n_interfaces > 0 && !ctld.shutting_down;
 	struct dp_proc *r = rxtx();
 
+	retire_workers();
 	for (int i = 0; i < ctld.nprocs; i++) {
 		struct dp_proc *p = &ctld.procs[i];
 

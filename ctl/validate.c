@@ -6,30 +6,58 @@
 #include <string.h>
 
 #include "addr.h"
+#include "esp_algorithms.h"
 #include "replay.h"
 
-static const struct {
-	Esgw__Algorithm alg;
-	const char *name;
-} algorithms[] = {
-	{ESGW__ALGORITHM__ALGORITHM_AES_GCM_128, "aes-gcm-128"},
-	{ESGW__ALGORITHM__ALGORITHM_AES_CBC_128_HMAC_SHA1_96, "aes-cbc-128-sha1-96"},
-};
-
+/* The algorithms come from the table the crypto worker uses too. */
 const char *esgw_algorithm_name(Esgw__Algorithm alg)
 {
-	for (size_t i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++)
-		if (algorithms[i].alg == alg)
-			return algorithms[i].name;
-	return NULL;
+	const struct esp_alg_info *info = esp_alg_lookup((unsigned int)alg);
+
+	return info ? info->name : NULL;
 }
 
 Esgw__Algorithm esgw_algorithm_parse(const char *name)
 {
-	for (size_t i = 0; i < sizeof(algorithms) / sizeof(algorithms[0]); i++)
-		if (strcmp(algorithms[i].name, name) == 0)
-			return algorithms[i].alg;
-	return ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED;
+	const struct esp_alg_info *info = esp_alg_by_name(name);
+
+	return info ? (Esgw__Algorithm)info->alg : ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED;
+}
+
+const char *esgw_algorithm_list(void)
+{
+	static char list[512];
+
+	if (list[0] == '\0') {
+		for (size_t i = 0; i < ESP_ALG_COUNT; i++) {
+			if (i)
+				strncat(list, ", ", sizeof(list) - strlen(list) - 1);
+			strncat(list, esp_algorithms[i].name, sizeof(list) - strlen(list) - 1);
+		}
+	}
+	return list;
+}
+
+/* Soft limits must come before hard ones, or the soft event is never seen. */
+static int check_lifetimes(const Esgw__Sa *sa, char *err, size_t errlen)
+{
+	const Esgw__Lifetime *soft = sa->lifetime_soft, *hard = sa->lifetime_hard;
+	static const char *what[] = {"bytes", "packets", "seconds"};
+
+	if (soft == NULL || hard == NULL)
+		return 0;
+	for (int i = 0; i < 3; i++) {
+		uint64_t s = i == 0 ? soft->bytes : i == 1 ? soft->packets : soft->seconds;
+		uint64_t h = i == 0 ? hard->bytes : i == 1 ? hard->packets : hard->seconds;
+
+		if (s != 0 && h != 0 && s >= h) {
+			snprintf(err, errlen,
+				 "lifetime-soft-%s %llu must be below lifetime-hard-%s %llu",
+				 what[i], (unsigned long long)s, what[i], (unsigned long long)h);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 int esgw_check_name(const char *name, const char *what, char *err, size_t errlen)
@@ -82,6 +110,7 @@ int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
 {
 	size_t key = sa->crypto_key.len, integ = sa->integ_key.len, salt = sa->salt.len;
+	const struct esp_alg_info *info;
 
 	if (sa->id == 0) {
 		snprintf(err, errlen, "SA id 0 is reserved: use 1 or more");
@@ -92,34 +121,41 @@ int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
 			 ESGW_MIN_SPI);
 		return -1;
 	}
-	switch (sa->algorithm) {
-	case ESGW__ALGORITHM__ALGORITHM_AES_GCM_128:
-		if (integ != 0) {
-			snprintf(err, errlen, "aes-gcm-128 takes no integ-key");
-			return -1;
-		}
-		if (!((key == ESGW_GCM_KEY_LEN && salt == ESGW_GCM_SALT_LEN) ||
-		      (key == ESGW_GCM_KEY_LEN + ESGW_GCM_SALT_LEN && salt == 0))) {
-			snprintf(err, errlen,
-				 "aes-gcm-128 needs a 16-byte crypto-key and a 4-byte salt, or a "
-				 "20-byte crypto-key (key and salt); got %zu-byte key, %zu-byte salt",
-				 key, salt);
-			return -1;
-		}
-		break;
-	case ESGW__ALGORITHM__ALGORITHM_AES_CBC_128_HMAC_SHA1_96:
-		if (key != ESGW_CBC_KEY_LEN || integ != ESGW_SHA1_KEY_LEN || salt != 0) {
-			snprintf(err, errlen,
-				 "aes-cbc-128-sha1-96 needs a 16-byte crypto-key, a 20-byte integ-key "
-				 "and no salt; got %zu, %zu and %zu bytes",
-				 key, integ, salt);
-			return -1;
-		}
-		break;
-	default:
-		snprintf(err, errlen, "unknown algorithm (use aes-gcm-128 or aes-cbc-128-sha1-96)");
+	info = esp_alg_lookup((unsigned int)sa->algorithm);
+	if (info == NULL) {
+		snprintf(err, errlen, "unknown algorithm (use one of: %s)", esgw_algorithm_list());
 		return -1;
 	}
+	if (info->salt_len != 0) {
+		/* AEAD: key and salt apart, or key || salt (RFC 4106 8.1, RFC 7634 2) */
+		if (integ != 0) {
+			snprintf(err, errlen, "%s takes no integ-key", info->name);
+			return -1;
+		}
+		if (!((key == info->key_len && salt == info->salt_len) ||
+		      (key == (size_t)info->key_len + info->salt_len && salt == 0))) {
+			snprintf(err, errlen,
+				 "%s needs a %u-byte crypto-key and a %u-byte salt, or a "
+				 "%u-byte crypto-key (key and salt); got %zu-byte key, %zu-byte salt",
+				 info->name, info->key_len, info->salt_len,
+				 info->key_len + info->salt_len, key, salt);
+			return -1;
+		}
+	} else if (key != info->key_len || integ != info->integ_key_len || salt != 0) {
+		if (info->key_len == 0)
+			snprintf(err, errlen,
+				 "%s takes no crypto-key; it needs a %u-byte "
+				 "integ-key and no salt; got %zu, %zu and %zu bytes",
+				 info->name, info->integ_key_len, key, integ, salt);
+		else
+			snprintf(err, errlen,
+				 "%s needs a %u-byte crypto-key, a %u-byte integ-key and no salt; "
+				 "got %zu, %zu and %zu bytes",
+				 info->name, info->key_len, info->integ_key_len, key, integ, salt);
+		return -1;
+	}
+	if (check_lifetimes(sa, err, errlen) < 0)
+		return -1;
 	if (sa->replay_window != 0 &&
 	    (sa->replay_window < 64 || sa->replay_window > REPLAY_WINDOW_MAX)) {
 		snprintf(err, errlen, "replay-window %u is out of range 64..%u", sa->replay_window,

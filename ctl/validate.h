@@ -25,9 +25,12 @@ int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 /* Algorithm, key, integrity key and salt lengths, SPI range, replay window. */
 int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen);
 
-/* "aes-gcm-128" <-> ALGORITHM_AES_GCM_128; NULL / UNSPECIFIED when unknown. */
+/* "aes-gcm-128" <-> ALGORITHM_AES_GCM_128; NULL / UNSPECIFIED when unknown.
+ * The table is common/esp_algorithms.h. */
 const char *esgw_algorithm_name(Esgw__Algorithm alg);
 Esgw__Algorithm esgw_algorithm_parse(const char *name);
+/* "aes-gcm-128, aes-gcm-256, ...": every supported name, for messages. */
+const char *esgw_algorithm_list(void);
 
 /* The DPDK device name of devargs: the part before the first comma, in buf. */
 char *esgw_devargs_device(const char *devargs, char *buf, size_t len);

@@ -6,9 +6,10 @@ set -euo pipefail
 
 PKGS=(build-essential meson ninja-build pkg-config
       dpdk dpdk-dev libdpdk-dev libipsec-mb-dev libev-dev
-      libprotobuf-c-dev protobuf-c-compiler
+      libprotobuf-c-dev protobuf-c-compiler libsystemd-dev
       iproute2 iputils-ping ethtool iperf3 tcpdump procps psmisc python3-scapy python3-cryptography
-      python3-pytest python3-protobuf protobuf-compiler systemd)
+      python3-pytest python3-protobuf protobuf-compiler systemd
+      clang)  # clang: tests/fuzz (libFuzzer)
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "setup-host.sh: must run as root (hugepages, packages, namespaces)" >&2

@@ -337,6 +337,8 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 		r->crypto_ring[w] = rte_ring_lookup(ring_name);
 	}
 	router_flush(r); /* batches hold ring pointers of the old tables */
+	/* After the flush: the markers go behind every packet already sent. */
+	router_handover_begin(r, r->tables, t);
 	arp_cache_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;

@@ -40,6 +40,8 @@ static unsigned int router_poll(struct router *r)
 	unsigned int n = rte_ring_dequeue_burst(r->router_in, (void **)pkts, ESGW_BURST, NULL);
 
 	r->now = rte_rdtsc();
+	r->dp.cycles.rx_packets += n;
+	r->dp.cycles.rx_bytes += esgw_burst_bytes(pkts, n);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		struct esgw_meta *meta = esgw_meta(m);
@@ -103,7 +105,11 @@ int main(int argc, char **argv)
 	ESGW_INFO("ready, control socket %s", r->dp.sock_path);
 
 	while (!esgw_dp_quit) {
-		if (router_poll(r)) {
+		uint64_t begin = rte_rdtsc();
+		unsigned int handled = router_poll(r);
+
+		esgw_stage_round(&r->dp.cycles, begin, handled);
+		if (handled) {
 			idle = 0;
 			if ((++iter & 63) == 0)
 				esgw_dp_ctl_poll(&r->dp);

@@ -8,11 +8,16 @@
 static uint32_t batch_enqueue(struct router *r, struct ring_batch *b, struct rte_ring *ring,
 			      struct esgw_doorbell *db)
 {
+	uint64_t bytes;
 	uint32_t sent;
 
 	if (b->n == 0)
 		return 0;
+	/* Sizes before the enqueue: after it the consumer owns the mbufs. */
+	bytes = esgw_burst_bytes(b->pkts, b->n);
 	sent = ring ? rte_ring_enqueue_burst(ring, (void **)b->pkts, b->n, NULL) : 0;
+	r->dp.cycles.tx_packets += sent;
+	r->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(b->pkts + sent, b->n - sent);
 	for (uint32_t i = sent; i < b->n; i++)
 		router_drop(r, b->pkts[i], ESGW_DROP_RING_FULL);
 	if (sent)
@@ -57,4 +62,6 @@ void router_flush(struct router *r)
 		flush_tx(r, p);
 	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
 		flush_crypto(r, w);
+	if (unlikely(r->nb_handovers != 0))
+		router_handover_retry(r);
 }

@@ -17,7 +17,7 @@
 
 #define ROUTER_MAX_ADDRS 16    /* addresses per interface */
 #define ROUTER_BATCH (2 * ESGW_BURST)
-#define ROUTER_IDLE_TIMEOUT_US 20000
+#define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 
 /* An interface, indexed by its DPDK port id. */
 struct router_port {
@@ -86,6 +86,12 @@ struct ring_batch {
 	struct rte_mbuf *pkts[ROUTER_BATCH];
 };
 
+/* A HANDOVER marker still to enqueue into worker from's ring (handover.c). */
+struct router_handover {
+	uint32_t slot;
+	uint16_t from, to;
+};
+
 struct arp_entry;
 
 struct arp_cache {
@@ -109,6 +115,8 @@ struct router {
 	uint64_t next_timer;  /* TSC of the next ARP timer run */
 	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
 	uint32_t icmp_budget;
+	struct router_handover handovers[ESGW_MAX_SA]; /* markers the ring refused */
+	uint32_t nb_handovers;
 };
 
 static inline struct router *router_of(struct esgw_dp *dp)
@@ -168,6 +176,14 @@ void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type
 void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port);
 /* A packet routed into a tunnel (TTL final): to the outbound SA's worker. */
 void esp_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t);
+
+/* handover.c */
+/* Between bursts, before new tables replace old: a marker into the old
+ * worker's ring for every SA whose worker changes. */
+void router_handover_begin(struct router *r, const struct router_tables *old,
+			   const struct router_tables *new);
+/* Enqueue the markers a full ring or an empty pool refused before. */
+void router_handover_retry(struct router *r);
 
 /* stats.c */
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats);

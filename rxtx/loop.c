@@ -96,8 +96,10 @@ void rxtx_loop(struct rxtx *rx)
 	unsigned int idle = 0, iter = 0, sleeps = 0;
 
 	while (!esgw_dp_quit) {
+		uint64_t begin = rte_rdtsc();
 		unsigned int n = rx_round(rx) + tx_round(rx);
 
+		esgw_stage_round(&rx->dp.cycles, begin, n);
 		if (n) {
 			idle = 0;
 			sleeps = 0;

@@ -35,6 +35,15 @@ passed=$((passed + ${ok:-0}))
 failed=$((failed + bad))
 [ -z "$ok" ] && failed=$((failed + 1))
 
+# --- fuzzing the inbound ESP path (libFuzzer, bounded)
+if tests/fuzz/run.sh 20000 >/tmp/esgw-fuzz.log 2>&1; then
+	echo "fuzz: 20000 inputs, no findings"
+	passed=$((passed + 1))
+else
+	tail -30 /tmp/esgw-fuzz.log
+	failed=$((failed + 1))
+fi
+
 # --- integration tests (real processes, namespaces, scapy as the independent ESP peer)
 junit=/tmp/esgw-integration.xml
 rm -f "$junit"

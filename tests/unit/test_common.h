@@ -4,12 +4,14 @@
 #ifndef ESGW_TEST_COMMON_H
 #define ESGW_TEST_COMMON_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h" /* tests/unit-common */
 #include "esp.h"
+#include "esp_vectors.h"
 #include "replay.h"
 
 static inline IMB_MGR *test_mgr(void)
@@ -48,19 +50,19 @@ static inline void test_pkt_set(struct test_pkt *p, const void *data, uint16_t l
 	p->buf.drop = ESP_NO_DROP;
 }
 
-/* An SA on a fresh runtime slot, with the keys of esp_vectors.h. */
+/* An SA on a fresh runtime slot, with the keys esp_vectors.h gives its
+ * algorithm, and the IV secrets the vectors were made with. */
 struct test_sa {
 	struct esgw_sa_runtime rt;
 	struct esp_sa *sa;
 };
 
 static inline struct test_sa *test_sa_new(IMB_MGR *mgr, int alg, uint32_t spi, uint32_t window,
-					  const uint8_t *gcm_key, const uint8_t *gcm_salt,
-					  const uint8_t *cbc_key, const uint8_t *cbc_integ,
-					  const uint8_t src[4], const uint8_t dst[4])
+					  bool esn)
 {
+	const struct esp_vector_keys *k = &vec_keys[alg];
+	struct esp_sa_params p = {.spi = spi, .alg = (enum esp_alg)alg, .esn = esn};
 	struct test_sa *t;
-	struct esp_sa_params p = {.spi = spi, .alg = (enum esp_alg)alg};
 	char err[128];
 
 	if (posix_memalign((void **)&t, 64, sizeof(*t)) != 0)
@@ -69,25 +71,22 @@ static inline struct test_sa *test_sa_new(IMB_MGR *mgr, int alg, uint32_t spi, u
 	replay_init(&t->rt.replay, window);
 	t->rt.spi = spi;
 	t->rt.generation = 1;
+	t->rt.installed_at = esp_clock_seconds();
 	p.rt = &t->rt;
-	if (alg == ESP_ALG_AES_GCM_128) {
-		p.crypto_key = gcm_key;
-		p.crypto_key_len = 16;
-		p.salt = gcm_salt;
-		p.salt_len = 4;
-	} else {
-		p.crypto_key = cbc_key;
-		p.crypto_key_len = 16;
-		p.integ_key = cbc_integ;
-		p.integ_key_len = 20;
-	}
-	memcpy(&p.outer_src, src, 4);
-	memcpy(&p.outer_dst, dst, 4);
+	p.crypto_key = k->crypto_key;
+	p.crypto_key_len = k->crypto_key_len;
+	p.integ_key = k->integ_key;
+	p.integ_key_len = k->integ_key_len;
+	p.salt = vec_salt;
+	p.salt_len = k->salt_len;
+	memcpy(&p.outer_src, vec_outer_src, 4);
+	memcpy(&p.outer_dst, vec_outer_dst, 4);
 	t->sa = esp_sa_alloc();
 	if (t->sa == NULL || esp_sa_init(mgr, t->sa, &p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "esp_sa_init: %s\n", err);
+		fprintf(stderr, "esp_sa_init %s: %s\n", esp_alg_name(alg), err);
 		exit(1);
 	}
+	esp_sa_set_iv_secrets(mgr, t->sa, vec_iv_nonce, vec_iv_key);
 	return t;
 }
 

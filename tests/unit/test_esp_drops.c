@@ -5,14 +5,12 @@
  * and bursts larger than one job-manager chunk. */
 #include "test_common.h"
 
-#include "esp_vectors.h"
 
 static IMB_MGR *mgr;
 
 static struct test_sa *new_sa(int alg, uint32_t window)
 {
-	return test_sa_new(mgr, alg, 0x3000 + (uint32_t)alg, window, vec_gcm_key, vec_gcm_salt,
-			   vec_cbc_key, vec_cbc_integ_key, vec_outer_src, vec_outer_dst);
+	return test_sa_new(mgr, alg, 0x3000 + (uint32_t)alg, window, false);
 }
 
 /* Encapsulate an inner packet of len bytes into p. */
@@ -254,7 +252,7 @@ static void test_mixed_burst(void)
 
 static void test_key_validation(void)
 {
-	static const uint8_t key20[20] = {1}, salt[4] = {2};
+	static const uint8_t key20[64] = {1}, salt[4] = {2};
 	struct esgw_sa_runtime *rt = calloc(1, sizeof(*rt));
 	struct esp_sa *sa = esp_sa_alloc();
 	static const struct {
@@ -270,7 +268,23 @@ static void test_key_validation(void)
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 20, 20, 0, false},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 16, 0, 0, false},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 16, 20, 4, false},
-		{7, 16, 20, 0, false},
+		{ESP_ALG_AES_GCM_256, 32, 0, 4, true},  {ESP_ALG_AES_GCM_256, 36, 0, 0, true},
+		{ESP_ALG_AES_GCM_256, 16, 0, 4, false},
+		{ESP_ALG_CHACHA20_POLY1305, 32, 0, 4, true},
+		{ESP_ALG_CHACHA20_POLY1305, 36, 0, 0, true},
+		{ESP_ALG_CHACHA20_POLY1305, 16, 0, 4, false},
+		{ESP_ALG_CHACHA20_POLY1305, 32, 0, 0, false},
+		{ESP_ALG_AES_CBC_256_HMAC_SHA1_96, 32, 20, 0, true},
+		{ESP_ALG_AES_CBC_256_HMAC_SHA1_96, 16, 20, 0, false},
+		{ESP_ALG_AES_CBC_128_HMAC_SHA256_128, 16, 32, 0, true},
+		{ESP_ALG_AES_CBC_128_HMAC_SHA256_128, 16, 20, 0, false},
+		{ESP_ALG_AES_CBC_256_HMAC_SHA512_256, 32, 64, 0, true},
+		{ESP_ALG_AES_CBC_256_HMAC_SHA512_256, 32, 32, 0, false},
+		{ESP_ALG_NULL_HMAC_SHA1_96, 0, 20, 0, true},
+		{ESP_ALG_NULL_HMAC_SHA1_96, 16, 20, 0, false},
+		{ESP_ALG_NULL_HMAC_SHA256_128, 0, 32, 0, true},
+		{ESP_ALG_NULL_HMAC_SHA512_256, 0, 64, 4, false},
+		{13, 16, 20, 0, false}, {0, 16, 0, 4, false},
 	};
 	char err[128];
 
@@ -328,8 +342,8 @@ static void test_gcm_key_forms(void)
 	uint8_t inner[64];
 	char err[128];
 
-	memcpy(key_salt, vec_gcm_key, 16);
-	memcpy(key_salt + 16, vec_gcm_salt, 4);
+	memcpy(key_salt, vec_keys[ESP_ALG_AES_GCM_128].crypto_key, 16);
+	memcpy(key_salt + 16, vec_salt, 4);
 	memcpy(&p.outer_src, vec_outer_src, 4);
 	memcpy(&p.outer_dst, vec_outer_dst, 4);
 	CHECK(esp_sa_init(mgr, b, &p, err, sizeof(err)) == 0, "key||salt: %s", err);
@@ -350,7 +364,9 @@ static void test_gcm_key_forms(void)
 int main(void)
 {
 	mgr = test_mgr();
-	for (int alg = ESP_ALG_AES_GCM_128; alg <= ESP_ALG_AES_CBC_128_HMAC_SHA1_96; alg++) {
+	for (size_t a = 0; a < ESP_ALG_COUNT; a++) {
+		int alg = esp_algorithms[a].alg;
+
 		test_icv(alg);
 		test_truncated(alg);
 		test_header_checks(alg);

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Moving an SA between crypto workers without losing or reordering a packet,
+ * and without two writers of its runtime state (DESIGN invariant 1).
+ *
+ * The runtime state (sequence number, replay window, counters) is in shared
+ * memory; the keys are private to each worker. esgw-ctld moves SA s from
+ * worker A to worker B in three pushes, in this order:
+ *   1. B gets s with keys. The slot's owner is A, so B holds s in standby:
+ *      packets of s that reach B are parked here, in order (bounded; an
+ *      overflow is dropped as handover_overflow).
+ *   2. A gets s marked leaving: it keeps s until step 3's marker.
+ *   3. The router gets the new placement. Between two bursts it flushes what
+ *      it queued for A, enqueues a HANDOVER marker for s into A's ring, and
+ *      sends later packets of s to B (router/handover.c).
+ * A's ring is FIFO, so when A dequeues the marker it has dequeued every
+ * packet of s the router sent it; once those are encrypted or decrypted and
+ * on their next ring, A stores owner = B (release order: every write of A to
+ * the slot is visible first), wipes its keys and never touches the slot
+ * again. B sees owner == B (acquire order) at the top of its loop, processes
+ * what it parked, then the ring. The outputs of A and B for s go to the same
+ * next rings, A's before B's, so the order holds end to end.
+ *
+ * Failures: if A dies, ctld sends B the SA with adopt (take the slot now); A's
+ * packets in flight are the crash's loss. If the marker never comes (the
+ * router restarted), ctld takes s away from A first, then gives B adopt.
+ * ctld moves one SA at a time and waits for A to forget s before the next
+ * move, so a marker never meets a second move of the same SA. */
+#include <stdlib.h>
+
+#include <rte_branch_prediction.h>
+
+#include "log.h"
+#include "worker.h"
+
+void handover_park(struct crypto_worker *w, struct rte_mbuf *m)
+{
+	const struct esgw_meta *meta = esgw_meta(m);
+	struct sa_parking *p = w->parking[meta->sa_slot];
+	uint32_t room = meta->kind == ESGW_PKT_HANDOVER ? HANDOVER_PARK_MAX + 1 : HANDOVER_PARK_MAX;
+
+	if (p->count >= room) {
+		/* Not the SA's counter: the slot is not ours to write yet. */
+		esgw_drop(m, w->drops, ESGW_DROP_HANDOVER_OVERFLOW);
+		return;
+	}
+	p->pkts[p->count++] = m;
+}
+
+void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
+{
+	const struct esgw_meta *meta = esgw_meta(m);
+	uint32_t slot = meta->sa_slot, to = meta->handover_to;
+	struct esp_sa *sa = slot < ESGW_MAX_SA ? w->sa[slot] : NULL;
+	struct esgw_sa_runtime *rt;
+
+	rte_pktmbuf_free(m);
+	/* A marker of an SA we do not hold was queued for an instance of this
+	 * worker that died: its SA was given to the new owner directly. */
+	if (sa == NULL || to >= ESGW_MAX_WORKERS || to == w->id)
+		return;
+	rt = sa->rt;
+	rt->handovers++;
+	__atomic_store_n(&rt->owner, to, __ATOMIC_RELEASE);
+	/* From here on the slot is B's: forget the SA and wipe its keys. */
+	esp_sa_free(sa);
+	w->sa[slot] = NULL;
+	w->sa_id[slot] = 0;
+	esgw_doorbell_ring(&w->dp.shared->db_worker[to]);
+	ESGW_INFO("SA slot %u handed over to worker %u", slot, to);
+}
+
+static int owned(const struct crypto_worker *w, uint32_t slot)
+{
+	return __atomic_load_n(&w->dp.shared->sa[slot].owner, __ATOMIC_ACQUIRE) == w->id;
+}
+
+int handover_ready(const struct crypto_worker *w)
+{
+	if (likely(w->nb_standby == 0))
+		return 0;
+	for (uint32_t slot = 0; slot < ESGW_MAX_SA; slot++)
+		if (w->parking[slot] != NULL && owned(w, slot))
+			return 1;
+	return 0;
+}
+
+void handover_poll(struct crypto_worker *w)
+{
+	for (uint32_t slot = 0; slot < ESGW_MAX_SA && w->nb_standby != 0; slot++) {
+		struct sa_parking *p = w->parking[slot];
+
+		if (p == NULL || !owned(w, slot))
+			continue;
+		/* Active from here: crypto_worker_process now handles its packets
+		 * instead of parking them, the parked ones first. */
+		w->parking[slot] = NULL;
+		w->nb_standby--;
+		ESGW_INFO("SA slot %u taken over with %u packets parked", slot, p->count);
+		for (uint32_t i = 0; i < p->count; i += ESGW_BURST) {
+			uint32_t n = p->count - i < ESGW_BURST ? p->count - i : ESGW_BURST;
+
+			crypto_worker_process(w, p->pkts + i, n);
+		}
+		free(p);
+	}
+}
+
+int handover_standby(struct crypto_worker *w, uint32_t slot)
+{
+	if (w->parking[slot] != NULL)
+		return 0;
+	w->parking[slot] = calloc(1, sizeof(*w->parking[slot]));
+	if (w->parking[slot] == NULL)
+		return -1;
+	w->nb_standby++;
+	return 0;
+}
+
+void handover_forget(struct crypto_worker *w, uint32_t slot, enum esgw_drop reason)
+{
+	struct sa_parking *p = w->parking[slot];
+
+	if (p == NULL)
+		return;
+	for (uint32_t i = 0; i < p->count; i++) {
+		if (esgw_meta(p->pkts[i])->kind == ESGW_PKT_HANDOVER)
+			rte_pktmbuf_free(p->pkts[i]); /* a marker is not a packet */
+		else
+			esgw_drop(p->pkts[i], w->drops, reason);
+	}
+	free(p);
+	w->parking[slot] = NULL;
+	w->nb_standby--;
+}

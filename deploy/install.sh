@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# Installs esgw from a build directory: the executables into PREFIX/bin, the
+# hugepage helper into PREFIX/libexec/esgw, the systemd units and their CPU
+# drop-ins into UNITDIR (paths rewritten for PREFIX), the group esgw (members
+# may use the control socket) and /etc/esgw/esgw.env. With DESTDIR everything
+# goes below it (a staging root: no group is created, systemd is not told).
+#
+#   deploy/install.sh [--build DIR] [--prefix DIR] [--destdir DIR] [--unitdir DIR]
+#   env: ESGW_BUILD, PREFIX, DESTDIR, UNITDIR give the same defaults.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+build=${ESGW_BUILD:-$here/../build}
+prefix=${PREFIX:-/usr/local}
+destdir=${DESTDIR:-}
+unitdir=${UNITDIR:-/etc/systemd/system}
+
+usage() {
+	sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'
+	exit "${1:-0}"
+}
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--build) build=$2; shift 2 ;;
+	--prefix) prefix=$2; shift 2 ;;
+	--destdir) destdir=$2; shift 2 ;;
+	--unitdir) unitdir=$2; shift 2 ;;
+	-h|--help) usage 0 ;;
+	*) echo "install.sh: unknown argument '$1'" >&2; usage 2 ;;
+	esac
+done
+case "$prefix" in
+/*) ;;
+*) echo "install.sh: --prefix must be an absolute path, not '$prefix'" >&2; exit 2 ;;
+esac
+
+# The build keeps each executable in its process's folder.
+find_exe() {
+	local p
+	for p in "$build/$1" "$build"/*/"$1"; do
+		if [ -f "$p" ] && [ -x "$p" ]; then
+			echo "$p"
+			return 0
+		fi
+	done
+	echo "install.sh: $1 not found in $build (build first: ninja -C $build)" >&2
+	return 1
+}
+
+bindir=$destdir$prefix/bin
+libexecdir=$destdir$prefix/libexec/esgw
+units=$destdir$unitdir
+install -d -m 0755 "$bindir" "$libexecdir" "$units"
+for exe in esgw-ctld esgwctl esgw-rxtx esgw-router esgw-crypto; do
+	install -m 0755 "$(find_exe "$exe")" "$bindir/$exe"
+done
+install -m 0755 "$here/esgw-hugepages.sh" "$libexecdir/esgw-hugepages"
+
+# esgw-ctld.service is Type=notify; a ctld built without libsystemd cannot
+# notify, so it runs as Type=simple.
+notify=notify
+if ! ldd "$bindir/esgw-ctld" 2>/dev/null | grep -q libsystemd; then
+	notify=simple
+fi
+for unit in "$here"/systemd/*.service "$here"/systemd/*.target; do
+	sed -e "s|/usr/local/|$prefix/|g" -e "s|^Type=notify$|Type=$notify|" "$unit" \
+		> "$units/$(basename "$unit")"
+	chmod 0644 "$units/$(basename "$unit")"
+done
+for dropins in "$here"/systemd/*.d; do
+	install -d -m 0755 "$units/$(basename "$dropins")"
+	for conf in "$dropins"/*.conf; do
+		# An operator's edited drop-in stays.
+		[ -e "$units/$(basename "$dropins")/$(basename "$conf")" ] ||
+			install -m 0644 "$conf" "$units/$(basename "$dropins")/"
+	done
+done
+
+if [ -z "$destdir" ] && ! getent group esgw >/dev/null; then
+	groupadd --system esgw
+fi
+install -d -m 0755 "$destdir/etc/esgw"
+env_file=$destdir/etc/esgw/esgw.env
+if [ ! -e "$env_file" ]; then
+	cat > "$env_file" <<'EOF'
+# esgw settings, read by every esgw unit (EnvironmentFile=).
+# DPDK --file-prefix of this gateway instance.
+ESGW_PREFIX=esgw
+# 2 MiB hugepages reserved by esgw-hugepages.service.
+ESGW_HUGEPAGES=1024
+EOF
+	chmod 0640 "$env_file"
+	if [ -z "$destdir" ]; then
+		chgrp esgw "$env_file"
+	fi
+fi
+
+if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then
+	systemctl daemon-reload
+fi
+echo "esgw installed: executables in $bindir, units in $units"
+echo "start it with: systemctl enable --now esgw.target"

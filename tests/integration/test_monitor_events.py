@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""Live rates and events (issue 3 points 5 and 6, issue 4 point 3).
+
+h1 -- gw1 -- gw2 -- h2 through an AES-CBC/HMAC-SHA1 tunnel. While h1 pings h2
+fast, `esgwctl show dataplane --json` on gw1 shows non-zero packet and bit
+rates, busy share and cycles per packet for rxtx, router and the crypto
+worker (encrypt and decrypt apart) and per-SA rates; once the traffic stops
+the rates fall to about zero. `esgwctl monitor --json` prints a document a
+second until SIGINT, which ends it with status 0. `esgwctl events --json`
+streams sa_added / sa_removed when an SA comes and goes, and process_exit
+(signal 9) then process_restart when a crypto worker is killed with kill -9.
+Namespaces and DPDK prefixes start with "hh"; everything is removed after.
+"""
+
+import json
+import os
+import queue
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.dirname(__file__))
+import esgw_harness as h  # noqa: E402
+
+ALG = "aes-cbc-128-sha1-96"
+WORK_ROOT = "/tmp/hh"
+
+
+class HhTopology(h.Topology):
+    """The harness topology, with this test's own namespace prefix."""
+
+    def __init__(self):
+        super().__init__()
+        self.tag = "hh%dn%d" % (os.getpid(), h._run_counter[0])
+
+
+@pytest.fixture(scope="module")
+def pair():
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, hugepages)")
+    missing = h.missing_binaries()
+    if missing:
+        pytest.skip("not built in %s: %s" % (h.ESGW_BUILD, ", ".join(missing)))
+    saved_root = h.WORK_ROOT
+    h.WORK_ROOT = WORK_ROOT
+    topo = HhTopology()
+    gateways = []
+    problems = []
+    try:
+        ns = h.build_standard(topo)
+        for name in ("gw1", "gw2"):
+            gw = h.Gateway(name, ns[name], topo.tag)
+            gateways.append(gw)
+            gw.start()
+        h.configure_gw1(gateways[0], ALG)
+        h.configure_gw2(gateways[1], ALG)
+        h.ping_until_ok(ns["h1"], h.H2_ADDR)
+        yield {"ns": ns, "gw1": gateways[0], "gw2": gateways[1]}
+    finally:
+        for gw in gateways:
+            for p in gw.stop():
+                problems.append("%s: %s" % (gw.name, p))
+        topo.teardown()
+        if not problems:
+            import shutil
+            shutil.rmtree(os.path.join(WORK_ROOT, topo.tag), ignore_errors=True)
+        h.WORK_ROOT = saved_root
+    assert not problems, "unclean shutdown: " + "; ".join(problems)
+
+
+def esgwctl(gw, *args):
+    return [h.find_binary("esgwctl"), "--socket", gw.socket] + [str(a) for a in args]
+
+
+def dataplane(gw):
+    doc = gw.ctl("show", "dataplane")
+    return {p["name"]: p for p in doc["processes"]}
+
+
+def ping_flood(ns, seconds, interval="0.002", size=1000):
+    """Pings h2 from h1 about 500 times a second for `seconds` (background)."""
+    return subprocess.Popen(["ip", "netns", "exec", ns["h1"], "ping", "-q", "-i", interval,
+                             "-s", str(size), "-w", str(seconds), h.H2_ADDR],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_show_dataplane_rates_under_traffic(pair):
+    gw = pair["gw1"]
+    flood = ping_flood(pair["ns"], 5)
+    try:
+        time.sleep(2.6)  # two samples of ctld's 1 s timer inside the flood
+        procs = dataplane(gw)
+    finally:
+        flood.wait(15)
+    assert {"rxtx", "router", "crypto-0"} <= set(procs), procs.keys()
+    for name in ("rxtx", "router", "crypto-0"):
+        p = procs[name]
+        assert p["state"] == "running" and p["pid"] > 0, p
+        assert 0.5 < p["interval"] < 3.0, p
+        # ~500 requests and ~500 replies a second through every stage.
+        for key in ("rx_pps", "tx_pps"):
+            assert 50 < p[key] < 1e7, (name, key, p)
+        for key in ("rx_bps", "tx_bps"):
+            assert p[key] > 50 * 8 * 100, (name, key, p)
+        assert 0 < p["busy"] <= 1 and abs(p["busy"] + p["idle"] - 1) < 1e-6, p
+        assert 0 < p["cycles_per_packet"] < 1e8, p
+        assert p["tsc_hz"] > 0 and 0 < p["busy_cycles"] <= p["loop_cycles"], p
+        assert p["busy_packets"] > 0, p
+    worker = procs["crypto-0"]
+    assert worker["worker"] == 0
+    for way in ("encrypt", "decrypt"):
+        assert worker["%s_pps" % way] > 50, worker
+        assert 0 < worker["%s_cycles_per_packet" % way] < 1e8, worker
+        assert worker["%s_packets" % way] > 0 and worker["%s_cycles" % way] > 0, worker
+    # rxtx and router do no crypto.
+    assert procs["router"]["encrypt_packets"] == 0 and procs["rxtx"]["decrypt_packets"] == 0
+    sas = {s["id"]: s for s in worker["sas"]}
+    assert set(sas) == {h.SA_ID_GW1_OUT, h.SA_ID_GW1_IN}, sas
+    for s in sas.values():
+        assert s["tunnel"] == "t0" and s["worker"] == 0, s
+        assert s["pps"] > 50 and s["bps"] > s["pps"] * 8 * 100, s
+        assert s["packets"] > 0 and s["bytes"] > 0, s
+
+    # Quiet again: the rates fall to (about) zero within two samples.
+    def quiet():
+        p = dataplane(gw)
+        w = p["crypto-0"]
+        return (w["rx_pps"] == 0 and w["encrypt_pps"] == 0 and w["busy"] == 0 and
+                all(s["pps"] == 0 for s in w["sas"]) and p["router"]["rx_pps"] < 5 and
+                p["rxtx"]["rx_pps"] < 5 and w["interval"] > 0)
+    h.wait_for(quiet, timeout=6, interval=0.5, what="rates back to zero")
+
+
+def test_show_dataplane_table(pair):
+    out = pair["gw1"].ctl("show", "dataplane", json_out=False)
+    assert "PROCESS" in out and "crypto-0" in out and "CYC/PKT" in out, out
+    assert "SA" in out and "t0" in out, out
+
+
+def test_monitor_json_one_line_per_second(pair):
+    gw = pair["gw1"]
+    mon = subprocess.Popen(esgwctl(gw, "--json", "monitor"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(2.5)
+    mon.send_signal(signal.SIGINT)
+    out, err = mon.communicate(timeout=10)
+    assert mon.returncode == 0, (mon.returncode, err)
+    lines = [line for line in out.splitlines() if line.strip()]
+    assert len(lines) >= 2, out
+    times = []
+    for line in lines:
+        doc = json.loads(line)
+        assert {p["name"] for p in doc["processes"]} >= {"rxtx", "router", "crypto-0"}
+        times.append(doc["time"])
+    assert all(0.5 < b - a < 2.0 for a, b in zip(times, times[1:])), times
+
+
+def test_monitor_human_redraws(pair):
+    gw = pair["gw1"]
+    mon = subprocess.Popen(esgwctl(gw, "monitor"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    mon.send_signal(signal.SIGINT)
+    out, err = mon.communicate(timeout=10)
+    assert mon.returncode == 0, (mon.returncode, err)
+    assert out.count("\033[2J") >= 2 and "PROCESS" in out, out
+
+
+class EventStream:
+    """`esgwctl --json events` in the background; lines parsed into a queue."""
+
+    def __init__(self, gw):
+        self.proc = subprocess.Popen(esgwctl(gw, "--json", "events"), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.events = queue.Queue()
+        self.seen = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.strip():
+                self.events.put(json.loads(line))
+
+    def expect(self, match, timeout=10.0, what="event"):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("no %s in %.0f s; seen: %s" % (what, timeout, self.seen))
+            try:
+                ev = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(ev)
+            if match(ev):
+                return ev
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        return self.proc.returncode
+
+
+def worker_pid(gw, worker=0):
+    for p in gw.ctl("show", "stats")["processes"]:
+        if p["role"] == "crypto" and p["worker"] == worker:
+            return p["pid"]
+    raise AssertionError("no crypto worker %d" % worker)
+
+
+def test_events_stream(pair):
+    gw = pair["gw1"]
+    stream = EventStream(gw)
+    try:
+        time.sleep(1.0)  # subscribed (nothing is replayed from before)
+        assert stream.proc.poll() is None, stream.proc.stderr.read()
+        gw.ctl("sa", "add", 99, "spi", 9999, "alg", "aes-gcm-128", "crypto-key",
+               "00112233445566778899aabbccddeeff01020304")
+        ev = stream.expect(lambda e: e["kind"] == "sa_added", what="sa_added")
+        assert ev["sa"] == 99 and ev["worker"] == 0 and ev["seq"] > 0, ev
+        gw.ctl("sa", "del", 99)
+        ev = stream.expect(lambda e: e["kind"] == "sa_removed", what="sa_removed")
+        assert ev["sa"] == 99, ev
+
+        old = worker_pid(gw)
+        os.kill(old, signal.SIGKILL)
+        ev = stream.expect(lambda e: e["kind"] == "process_exit" and e["pid"] == old,
+                           what="process_exit of the killed worker")
+        assert ev["name"] == "crypto-0" and ev["role"] == "crypto" and ev["worker"] == 0, ev
+        assert ev["signal"] == signal.SIGKILL and ev["exit_status"] == -1, ev
+        ev = stream.expect(lambda e: e["kind"] == "process_restart" and
+                           e["name"] == "crypto-0", what="process_restart of crypto-0")
+        assert ev["pid"] > 0 and ev["pid"] != old and ev["restarts"] >= 1, ev
+        gw.wait_running()
+        # The tunnel works again (its SAs were re-pushed to the new worker).
+        h.ping_until_ok(pair["ns"]["h1"], h.H2_ADDR)
+        seqs = [e["seq"] for e in stream.seen]
+        assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs), seqs
+        assert all(e["events_dropped"] == 0 for e in stream.seen), stream.seen
+    finally:
+        rc = stream.stop()
+    assert rc == 0, stream.proc.stderr.read()
+
+
+def test_events_human_output(pair):
+    gw = pair["gw1"]
+    proc = subprocess.Popen(esgwctl(gw, "events"), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(1.0)
+        gw.ctl("route", "add", "10.99.0.0/16", "via", h.GW2_WAN)
+        gw.ctl("route", "del", "10.99.0.0/16")
+        time.sleep(0.5)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=10)
+    assert proc.returncode == 0, err
+    assert "route_added" in out and "10.99.0.0/16: via 192.168.3.2" in out, out
+    assert "route_removed" in out, out
