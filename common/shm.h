@@ -20,9 +20,16 @@
 
 #define ESGW_POOL_NAME "esgw.pool"
 #define ESGW_SHARED_NAME "esgw.shared"
-#define ESGW_RING_ROUTER_IN "esgw.router_in" /* rxtx RX and decrypted packets -> router */
-#define ESGW_RING_TX_FMT "esgw.tx.%u"        /* anyone -> rxtx, one per port id */
-#define ESGW_RING_CRYPTO_FMT "esgw.crypto.%u" /* router -> crypto worker N */
+/* Every ring has exactly one producer process and one consumer process
+ * (SP/SC). A process killed inside a multi-producer enqueue would leave the
+ * ring's head ahead of its tail and stall every other producer for good; with
+ * one producer per ring, a restarted producer discards its predecessor's
+ * half-done enqueue (esgw_ring_producer_recover) and nothing else is held up. */
+#define ESGW_RING_ROUTER_IN "esgw.router_in"     /* rxtx RX -> router */
+#define ESGW_RING_TX_FMT "esgw.tx.%u"            /* router -> rxtx, one per port id */
+#define ESGW_RING_CRYPTO_FMT "esgw.crypto.%u"    /* router -> crypto worker N */
+#define ESGW_RING_DECRYPTED_FMT "esgw.dec.%u"    /* crypto worker N -> router */
+#define ESGW_RING_WORKER_TX_FMT "esgw.wtx.%u"    /* crypto worker N -> rxtx, any port */
 
 #define ESGW_POOL_SIZE 16383
 #define ESGW_POOL_CACHE 256
@@ -92,7 +99,13 @@ struct esgw_sa_runtime {
 	uint64_t handovers;     /* hand-overs so far, bumped by the old owner */
 	uint64_t installed_at;  /* CLOCK_MONOTONIC seconds when (re)initialised: lifetimes */
 	uint32_t expired;       /* ESGW_SA_* bits below, set once by the owner */
-	uint32_t reserved;
+	/* Written by the old owner before it hands the SA over: where its
+	 * output rings stood. The new owner starts only once rxtx and the router
+	 * have taken everything up to there, so the SA's packets stay in order
+	 * although the two workers output into different rings. */
+	uint32_t handover_from;
+	uint32_t handover_wtx_pos;
+	uint32_t handover_dec_pos;
 	struct replay_window replay;
 	struct esgw_sa_counters ctr;
 } __rte_cache_aligned;
@@ -112,6 +125,16 @@ struct esgw_shared {
 };
 
 #define ESGW_SHARED_MAGIC 0x65736777u /* "esgw" */
+
+/* A process that has just started as the only producer of r discards what a
+ * killed predecessor reserved but never published (prod.head past prod.tail),
+ * so those slots are never handed to the consumer. Call before the first
+ * enqueue, only on an SP ring whose producer is this process. */
+static inline void esgw_ring_producer_recover(struct rte_ring *r)
+{
+	if (r->prod.head != r->prod.tail)
+		r->prod.head = r->prod.tail;
+}
 
 /* Doorbell: producer side. Cheap when the consumer is awake (one read). */
 void esgw_doorbell_ring(struct esgw_doorbell *db);

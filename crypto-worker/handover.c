@@ -16,9 +16,10 @@
  * packet of s the router sent it; once those are encrypted or decrypted and
  * on their next ring, A stores owner = B (release order: every write of A to
  * the slot is visible first), wipes its keys and never touches the slot
- * again. B sees owner == B (acquire order) at the top of its loop, processes
- * what it parked, then the ring. The outputs of A and B for s go to the same
- * next rings, A's before B's, so the order holds end to end.
+ * again. B sees owner == B (acquire order) at the top of its loop, waits
+ * until rxtx and the router have dequeued A's output up to where A's rings
+ * stood at the hand-over (each worker has its own output rings), then
+ * processes what it parked, then the ring: the order holds end to end.
  *
  * Failures: if A dies, ctld sends B the SA with adopt (take the slot now); A's
  * packets in flight are the crash's loss. If the marker never comes (the
@@ -60,6 +61,9 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 		return;
 	rt = sa->rt;
 	rt->handovers++;
+	rt->handover_from = w->id;
+	rt->handover_wtx_pos = w->ring_wtx->prod.tail;
+	rt->handover_dec_pos = w->ring_dec->prod.tail;
 	__atomic_store_n(&rt->owner, to, __ATOMIC_RELEASE);
 	/* From here on the slot is B's: forget the SA and wipe its keys. */
 	esp_sa_free(sa);
@@ -69,17 +73,51 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 	ESGW_INFO("SA slot %u handed over to worker %u", slot, to);
 }
 
-static int owned(const struct crypto_worker *w, uint32_t slot)
+/* Has the consumer of r taken everything up to pos (ring positions wrap)? */
+static int consumed_up_to(const struct rte_ring *r, uint32_t pos)
 {
-	return __atomic_load_n(&w->dp.shared->sa[slot].owner, __ATOMIC_ACQUIRE) == w->id;
+	return (int32_t)(__atomic_load_n(&r->cons.tail, __ATOMIC_ACQUIRE) - pos) >= 0;
 }
 
-int handover_ready(const struct crypto_worker *w)
+static struct rte_ring *peer_ring(struct rte_ring **cache, const char *fmt, uint32_t worker)
+{
+	char name[RTE_RING_NAMESIZE];
+
+	if (cache[worker] == NULL) {
+		snprintf(name, sizeof(name), fmt, worker);
+		cache[worker] = rte_ring_lookup(name);
+	}
+	return cache[worker];
+}
+
+/* Ours once the old owner handed it over AND its earlier output for the SA
+ * has left its rings: our output goes into other rings, and must not pass it. */
+static int owned(struct crypto_worker *w, uint32_t slot)
+{
+	const struct esgw_sa_runtime *rt = &w->dp.shared->sa[slot];
+	uint32_t from;
+	struct rte_ring *wtx, *dec;
+
+	if (__atomic_load_n(&rt->owner, __ATOMIC_ACQUIRE) != w->id)
+		return 0;
+	from = rt->handover_from;
+	if (from >= ESGW_MAX_WORKERS || from == w->id)
+		return 1;
+	wtx = peer_ring(w->peer_wtx, ESGW_RING_WORKER_TX_FMT, from);
+	dec = peer_ring(w->peer_dec, ESGW_RING_DECRYPTED_FMT, from);
+	return (wtx == NULL || consumed_up_to(wtx, rt->handover_wtx_pos)) &&
+	       (dec == NULL || consumed_up_to(dec, rt->handover_dec_pos));
+}
+
+/* A standby SA is ours or about to be: keep the loop awake (no sleep) until
+ * handover_poll takes it, which is as soon as the old owner's output drained. */
+int handover_ready(struct crypto_worker *w)
 {
 	if (likely(w->nb_standby == 0))
 		return 0;
 	for (uint32_t slot = 0; slot < ESGW_MAX_SA; slot++)
-		if (w->parking[slot] != NULL && owned(w, slot))
+		if (w->parking[slot] != NULL &&
+		    __atomic_load_n(&w->dp.shared->sa[slot].owner, __ATOMIC_ACQUIRE) == w->id)
 			return 1;
 	return 0;
 }

@@ -25,8 +25,11 @@ struct crypto_worker {
 	unsigned int id;
 	IMB_MGR *mgr;
 	struct rte_ring *ring_in;        /* esgw.crypto.<id>, from the router */
-	struct rte_ring *ring_router_in; /* decrypted packets back to the router */
-	struct rte_ring *ring_tx[ESGW_MAX_PORTS]; /* looked up on first use */
+	struct rte_ring *ring_dec; /* esgw.dec.<id>: decrypted packets to the router */
+	struct rte_ring *ring_wtx; /* esgw.wtx.<id>: encrypted frames to rxtx */
+	/* Other workers' output rings, for hand-over ordering (handover.c). */
+	struct rte_ring *peer_dec[ESGW_MAX_WORKERS];
+	struct rte_ring *peer_wtx[ESGW_MAX_WORKERS];
 	struct esp_sa *sa[ESGW_MAX_SA];  /* by runtime slot; NULL: not ours */
 	uint32_t sa_id[ESGW_MAX_SA];     /* configuration id, for stats */
 	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
@@ -56,7 +59,7 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m);
 /* Activate standby SAs whose ownership arrived and process what they parked. */
 void handover_poll(struct crypto_worker *w);
 /* Non-zero if a standby SA could become active now. */
-int handover_ready(const struct crypto_worker *w);
+int handover_ready(struct crypto_worker *w);
 /* Put an SA in standby (1) or take it out of it (0); parked packets of an SA
  * taken out without becoming active are dropped for reason. */
 int handover_standby(struct crypto_worker *w, uint32_t slot);

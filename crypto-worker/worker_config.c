@@ -96,6 +96,7 @@ static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, co
 	} else if (__atomic_load_n(&rt->owner, __ATOMIC_ACQUIRE) != w->id && !s->adopt) {
 		return 0;
 	}
+	rt->handover_from = UINT32_MAX; /* taken, not handed over: nothing to wait for */
 	__atomic_store_n(&rt->owner, w->id, __ATOMIC_RELEASE);
 	return 1;
 }

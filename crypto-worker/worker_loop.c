@@ -28,27 +28,19 @@ int crypto_worker_rings_attach(struct crypto_worker *w)
 			 ESGW_MAX_WORKERS);
 		return -1;
 	}
-	w->ring_router_in = rte_ring_lookup(ESGW_RING_ROUTER_IN);
-	if (w->ring_router_in == NULL) {
-		ESGW_ERR("ring %s not found", ESGW_RING_ROUTER_IN);
+	/* Our own output rings: one producer each (shm.h). A predecessor killed
+	 * inside an enqueue may have reserved slots it never filled: drop them. */
+	snprintf(name, sizeof(name), ESGW_RING_DECRYPTED_FMT, w->id);
+	w->ring_dec = rte_ring_lookup(name);
+	snprintf(name, sizeof(name), ESGW_RING_WORKER_TX_FMT, w->id);
+	w->ring_wtx = rte_ring_lookup(name);
+	if (w->ring_dec == NULL || w->ring_wtx == NULL) {
+		ESGW_ERR("output rings of worker %u not found", w->id);
 		return -1;
 	}
+	esgw_ring_producer_recover(w->ring_dec);
+	esgw_ring_producer_recover(w->ring_wtx);
 	return 0;
-}
-
-/* Port TX rings exist for the ports rxtx has up; a port added later appears
- * later, so look up on first use and keep the answer. */
-static struct rte_ring *tx_ring(struct crypto_worker *w, uint16_t port)
-{
-	char name[RTE_RING_NAMESIZE];
-
-	if (port >= ESGW_MAX_PORTS)
-		return NULL;
-	if (unlikely(w->ring_tx[port] == NULL)) {
-		snprintf(name, sizeof(name), ESGW_RING_TX_FMT, port);
-		w->ring_tx[port] = rte_ring_lookup(name);
-	}
-	return w->ring_tx[port];
 }
 
 /* Drop a packet whose SA is known: counted for the worker and for the SA. */
@@ -99,11 +91,11 @@ static int make_contiguous(struct rte_mbuf *m)
 static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], struct esp_sa *sa[],
 			  uint16_t n)
 {
-	struct rte_mbuf *tx[ESGW_MAX_PORTS][ESGW_BURST];
-	uint16_t tx_count[ESGW_MAX_PORTS] = {0};
+	struct rte_mbuf *out[ESGW_BURST];
 	struct esp_buf bufs[ESGW_BURST];
 	uint16_t inner_len[ESGW_BURST];
-	unsigned int sent = 0;
+	unsigned int count = 0, k;
+	uint64_t bytes;
 
 	for (uint16_t i = 0; i < n; i++) {
 		buf_from_mbuf(&bufs[i], pkts[i]);
@@ -115,7 +107,6 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 		struct rte_mbuf *m = pkts[i];
 		struct esgw_meta *meta = esgw_meta(m);
 		struct rte_ether_hdr *eth;
-		uint16_t port = meta->out_port;
 
 		if (bufs[i].drop != ESP_NO_DROP) {
 			esgw_drop(m, w->drops, bufs[i].drop); /* the SA counted it already */
@@ -128,37 +119,29 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 			drop_sa_packet(w, m, sa[i], ESGW_DROP_TOO_BIG);
 			continue;
 		}
-		if (tx_ring(w, port) == NULL) {
+		if (meta->out_port >= ESGW_MAX_PORTS) {
 			drop_sa_packet(w, m, sa[i], ESGW_DROP_TX_FAILED);
 			continue;
 		}
 		rte_ether_addr_copy(&meta->dst_mac, &eth->dst_addr);
 		rte_ether_addr_copy(&meta->src_mac, &eth->src_addr);
-		eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+		eth->ether_type = rte_cpu_to_be_16((((uint8_t *)(eth + 1))[0] >> 4) == 6
+							   ? RTE_ETHER_TYPE_IPV6
+							   : RTE_ETHER_TYPE_IPV4);
 		meta->kind = ESGW_PKT_TX;
-		tx[port][tx_count[port]++] = m;
+		out[count++] = m;
 	}
-
-	for (uint16_t port = 0; port < ESGW_MAX_PORTS; port++) {
-		unsigned int k;
-		uint64_t bytes;
-
-		if (tx_count[port] == 0)
-			continue;
-		/* Sizes before the enqueue: after it rxtx owns the mbufs. */
-		bytes = esgw_burst_bytes(tx[port], tx_count[port]);
-		k = rte_ring_enqueue_burst(w->ring_tx[port], (void **)tx[port], tx_count[port],
-					   NULL);
-		sent += k;
-		w->dp.cycles.tx_packets += k;
-		w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(tx[port] + k, tx_count[port] - k);
-		for (unsigned int i = k; i < tx_count[port]; i++) {
-			struct esp_sa *s = w->sa[esgw_meta(tx[port][i])->sa_slot];
-
-			drop_sa_packet(w, tx[port][i], s, ESGW_DROP_RING_FULL);
-		}
-	}
-	if (sent)
+	if (count == 0)
+		return;
+	/* One ring of our own to rxtx for every port; rxtx sends each frame out
+	 * of meta->out_port. Sizes before the enqueue: after it rxtx owns them. */
+	bytes = esgw_burst_bytes(out, count);
+	k = rte_ring_enqueue_burst(w->ring_wtx, (void **)out, count, NULL);
+	w->dp.cycles.tx_packets += k;
+	w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(out + k, count - k);
+	for (unsigned int i = k; i < count; i++)
+		drop_sa_packet(w, out[i], w->sa[esgw_meta(out[i])->sa_slot], ESGW_DROP_RING_FULL);
+	if (k)
 		esgw_doorbell_ring(&w->dp.shared->db_rxtx);
 }
 
@@ -195,7 +178,7 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 	if (count == 0)
 		return;
 	bytes = esgw_burst_bytes(out, count); /* after the enqueue the router owns them */
-	k = rte_ring_enqueue_burst(w->ring_router_in, (void **)out, count, NULL);
+	k = rte_ring_enqueue_burst(w->ring_dec, (void **)out, count, NULL);
 	w->dp.cycles.tx_packets += k;
 	w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(out + k, count - k);
 	for (unsigned int i = k; i < count; i++)
@@ -283,7 +266,7 @@ static unsigned int process_burst(struct crypto_worker *w)
 
 static int has_work(void *arg)
 {
-	const struct crypto_worker *w = arg;
+	struct crypto_worker *w = arg;
 
 	if (w->dp.generation == 0)
 		return 0;

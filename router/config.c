@@ -127,6 +127,7 @@ static int add_ports(struct router_tables *t, const Esgw__DpConfig *cfg, char *e
 		port->tx_ring = rte_ring_lookup(ring_name);
 		if (port->tx_ring == NULL)
 			FAIL("interface %s: ring %s not found", ifc->name, ring_name);
+		esgw_ring_producer_recover(port->tx_ring); /* we are its one producer */
 		for (size_t a = 0; a < ifc->n_addresses; a++) {
 			uint32_t addr;
 			uint8_t len;

@@ -29,17 +29,25 @@ static int lookup_rings(struct router *r)
 	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++) {
 		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
 		r->crypto_ring[w] = rte_ring_lookup(name);
+		/* We are its one producer: drop a dead predecessor's half enqueue. */
+		if (r->crypto_ring[w] != NULL)
+			esgw_ring_producer_recover(r->crypto_ring[w]);
+		snprintf(name, sizeof(name), ESGW_RING_DECRYPTED_FMT, w);
+		r->decrypted_ring[w] = rte_ring_lookup(name);
+		if (r->decrypted_ring[w] == NULL) {
+			ESGW_ERR("ring %s not found", name);
+			return -1;
+		}
 	}
 	return 0;
 }
 
-/* One burst from router_in; returns how many packets it took. */
-static unsigned int router_poll(struct router *r)
+/* One burst from one input ring; returns how many packets it took. */
+static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 {
 	struct rte_mbuf *pkts[ESGW_BURST];
-	unsigned int n = rte_ring_dequeue_burst(r->router_in, (void **)pkts, ESGW_BURST, NULL);
+	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
 
-	r->now = rte_rdtsc();
 	r->dp.cycles.rx_packets += n;
 	r->dp.cycles.rx_bytes += esgw_burst_bytes(pkts, n);
 	for (unsigned int i = 0; i < n; i++) {
@@ -62,6 +70,20 @@ static unsigned int router_poll(struct router *r)
 			break;
 		}
 	}
+	return n;
+}
+
+/* One burst from router_in (rxtx) and from each crypto worker's ring of
+ * decrypted packets; returns how many packets it took in all. */
+static unsigned int router_poll(struct router *r)
+{
+	unsigned int n;
+
+	r->now = rte_rdtsc();
+	n = router_poll_ring(r, r->router_in);
+	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
+		if (rte_ring_count(r->decrypted_ring[w]) != 0)
+			n += router_poll_ring(r, r->decrypted_ring[w]);
 	if (r->now >= r->next_timer) {
 		arp_timer(r, r->now);
 		r->next_timer = r->now + r->hz / 10;
@@ -74,7 +96,12 @@ static int has_work(void *arg)
 {
 	const struct router *r = arg;
 
-	return rte_ring_count(r->router_in) != 0;
+	if (rte_ring_count(r->router_in) != 0)
+		return 1;
+	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
+		if (rte_ring_count(r->decrypted_ring[w]) != 0)
+			return 1;
+	return 0;
 }
 
 int main(int argc, char **argv)

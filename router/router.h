@@ -105,6 +105,7 @@ struct router {
 	struct esgw_dp dp; /* first: the control callbacks get &router.dp */
 	struct rte_ring *router_in;
 	struct rte_ring *crypto_ring[ESGW_MAX_WORKERS];
+	struct rte_ring *decrypted_ring[ESGW_MAX_WORKERS]; /* from crypto worker N */
 	struct router_tables *tables;
 	struct arp_cache arp;
 	struct ring_batch tx[ESGW_MAX_PORTS];

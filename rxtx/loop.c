@@ -58,7 +58,40 @@ static unsigned int rx_round(struct rxtx *rx)
 	return total;
 }
 
-/* One burst from every port's TX ring. Returns the number of frames dequeued. */
+/* Send n frames out of one port; what the port does not take is dropped. */
+static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
+{
+	uint16_t sent = rte_eth_tx_burst(port, 0, pkts, n);
+
+	for (uint16_t k = sent; k < n; k++)
+		esgw_drop(pkts[k], rx->drops, ESGW_DROP_TX_FAILED);
+	rx->tx_packets += sent;
+}
+
+/* One burst from a crypto worker's ring: frames for any port, each sent out
+ * of its meta->out_port, in ring order per port. */
+static unsigned int worker_tx_burst(struct rxtx *rx, struct rte_ring *ring)
+{
+	struct rte_mbuf *pkts[ESGW_BURST], *by_port[ESGW_MAX_PORTS][ESGW_BURST];
+	uint16_t count[ESGW_MAX_PORTS] = {0};
+	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
+
+	for (unsigned int k = 0; k < n; k++) {
+		uint16_t port = esgw_meta(pkts[k])->out_port;
+
+		if (port >= ESGW_MAX_PORTS || rx->tx[port] == NULL)
+			esgw_drop(pkts[k], rx->drops, ESGW_DROP_TX_FAILED);
+		else
+			by_port[port][count[port]++] = pkts[k];
+	}
+	for (uint16_t port = 0; port < ESGW_MAX_PORTS; port++)
+		if (count[port])
+			port_send(rx, port, by_port[port], count[port]);
+	return n;
+}
+
+/* One burst from every port's TX ring (the router's) and from every crypto
+ * worker's ring. Returns the number of frames dequeued. */
 static unsigned int tx_round(struct rxtx *rx)
 {
 	struct rte_mbuf *pkts[ESGW_BURST];
@@ -67,16 +100,15 @@ static unsigned int tx_round(struct rxtx *rx)
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
 		unsigned int n = rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
-		uint16_t sent;
 
 		if (n == 0)
 			continue;
-		sent = rte_eth_tx_burst(port, 0, pkts, (uint16_t)n);
-		for (unsigned int k = sent; k < n; k++)
-			esgw_drop(pkts[k], rx->drops, ESGW_DROP_TX_FAILED);
-		rx->tx_packets += sent;
+		port_send(rx, port, pkts, (uint16_t)n);
 		total += n;
 	}
+	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
+		if (rte_ring_count(rx->worker_tx[w]) != 0)
+			total += worker_tx_burst(rx, rx->worker_tx[w]);
 	return total;
 }
 
@@ -87,6 +119,9 @@ static int tx_pending(void *arg)
 
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
+			return 1;
+	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
+		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			return 1;
 	return 0;
 }

@@ -48,22 +48,26 @@ int rxtx_shared_create(struct rxtx *rx)
 	shared->magic = ESGW_SHARED_MAGIC;
 	rx->dp.shared = shared;
 
-	/* Producers: rxtx RX and every crypto worker; consumer: the router. */
-	rx->router_in = ring_create(ESGW_RING_ROUTER_IN, RING_F_SC_DEQ);
+	/* One producer and one consumer per ring (see shm.h). */
+	rx->router_in = ring_create(ESGW_RING_ROUTER_IN, RING_F_SP_ENQ | RING_F_SC_DEQ);
 	if (rx->router_in == NULL)
 		goto fail;
 	/* Created for every possible worker so that scaling up needs no primary. */
 	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
 		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
 		rx->crypto[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
-		if (rx->crypto[w] == NULL)
+		snprintf(name, sizeof(name), ESGW_RING_DECRYPTED_FMT, w);
+		rx->decrypted[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		snprintf(name, sizeof(name), ESGW_RING_WORKER_TX_FMT, w);
+		rx->worker_tx[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		if (rx->crypto[w] == NULL || rx->decrypted[w] == NULL || rx->worker_tx[w] == NULL)
 			goto fail;
 	}
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
 
 		snprintf(name, sizeof(name), ESGW_RING_TX_FMT, port);
-		rx->tx[port] = ring_create(name, RING_F_SC_DEQ);
+		rx->tx[port] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
 		if (rx->tx[port] == NULL)
 			goto fail;
 	}
@@ -83,7 +87,9 @@ void rxtx_shared_free(struct rxtx *rx)
 	}
 	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
 		rte_ring_free(rx->crypto[w]);
-		rx->crypto[w] = NULL;
+		rte_ring_free(rx->decrypted[w]);
+		rte_ring_free(rx->worker_tx[w]);
+		rx->crypto[w] = rx->decrypted[w] = rx->worker_tx[w] = NULL;
 	}
 	rte_ring_free(rx->router_in);
 	rx->router_in = NULL;
