@@ -91,6 +91,7 @@ struct esgw_sa_counters {
 struct esgw_sa_runtime {
 	uint64_t seq_out;       /* last outbound sequence number used; next is seq_out + 1 */
 	uint32_t spi;           /* SPI the state belongs to: a new SA in the slot resets it */
+	uint64_t instance;      /* DpSa.instance it belongs to: likewise */
 	/* Worker id of the one writer. A hand-over is the only other change:
 	 * the old owner stores the new id with release order after its last
 	 * write, the new owner loads it with acquire order before its first. */

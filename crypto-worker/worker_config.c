@@ -86,11 +86,14 @@ static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, co
 {
 	uint64_t generation = rt->generation;
 
-	if (rt->spi != s->spi || generation == 0) {
+	if (rt->spi != s->spi || rt->instance != s->instance || generation == 0) {
 		memset(rt, 0, sizeof(*rt));
 		replay_init(&rt->replay, s->replay_window ? s->replay_window
 							   : REPLAY_WINDOW_DEFAULT);
 		rt->spi = s->spi;
+		rt->instance = s->instance;
+		/* Above every number used before a dataplane restart (ctld keeps it). */
+		rt->seq_out = s->seq_out_start;
 		rt->generation = generation + 1;
 		rt->installed_at = esp_clock_seconds(); /* lifetimes in seconds count from here */
 	} else if (__atomic_load_n(&rt->owner, __ATOMIC_ACQUIRE) != w->id && !s->adopt) {

@@ -188,6 +188,11 @@ void dataplane_show_free(void);
 /* sa_expiry.c: one sa_soft_expired / sa_hard_expired event per SA from a
  * crypto worker's DpStats (called by the sampler). */
 void sa_expiry_observe(const Esgw__DpStats *st);
+/* seq_floor.c: keeps Sa.seq_out_floor ahead of the outbound sequence numbers
+ * the workers report, persisting it, so a restarted dataplane never reuses
+ * one; and gives every new SA an instance number of its own. */
+void seq_floor_observe(const Esgw__DpStats *st);
+uint64_t seq_floor_new_instance(void);
 
 /* systemd_units.c: systemd mode (not --standalone) starts, stops and restarts
  * the dataplane units over D-Bus; each is a no-op in standalone mode. */

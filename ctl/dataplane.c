@@ -51,6 +51,7 @@ void dataplane_sample(void)
 		prev[i] = last[i];
 		last[i] = (struct sample){r, ev_now(ctld.loop)};
 		sa_expiry_observe(r->stats);
+		seq_floor_observe(r->stats);
 		if (prev[i].resp != NULL && !same_instance(r->stats, prev[i].resp->stats))
 			sample_clear(&prev[i]); /* restarted: its counters started over */
 	}

@@ -312,6 +312,8 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 	copy->direction = ESGW__DIRECTION__DIRECTION_UNSPECIFIED; /* follows from the tunnels */
 	copy->worker = worker;
 	copy->slot = (uint32_t)slot;
+	copy->instance = seq_floor_new_instance();
+	copy->seq_out_floor = 0; /* ctld's to raise, never the client's to set */
 	if (copy->replay_window == 0)
 		copy->replay_window = REPLAY_WINDOW_DEFAULT;
 	array_append(&ctld.config->sas, &ctld.config->n_sas, copy);

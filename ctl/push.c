@@ -293,6 +293,8 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 	}
 	d->replay_window = sa->replay_window;
 	d->esn = sa->esn;
+	d->instance = sa->instance;
+	d->seq_out_start = sa->seq_out_floor;
 	d->lifetime_soft = sa->lifetime_soft; /* borrowed from the config, like the keys */
 	d->lifetime_hard = sa->lifetime_hard;
 	d->worker = (uint32_t)sa->worker;

@@ -307,15 +307,31 @@ class Gateway:
             os.makedirs(d, exist_ok=True)
         self._make_bindir()
         ACTIVE_GATEWAYS.append(self)
+        self._launch_ctld()
+        self.wait_ready(timeout)
+
+    def _launch_ctld(self, workers=True):
         cmd = ["ip", "netns", "exec", self.netns, os.path.join(self.bindir, "esgw-ctld"),
                "--standalone", "--socket", self.socket, "--config", self.config,
                "--rundir", self.rundir, "--file-prefix", self.prefix,
-               "--log-dir", self.logdir, "--workers", str(self.workers),
-               "--bindir", self.bindir]
-        self._ctld_out = open(os.path.join(self.workdir, "ctld.out"), "w")
+               "--log-dir", self.logdir, "--bindir", self.bindir]
+        if workers:
+            cmd += ["--workers", str(self.workers)]
+        if self._ctld_out is None:
+            self._ctld_out = open(os.path.join(self.workdir, "ctld.out"), "a")
         # `ip netns exec` execs ctld: the Popen pid is ctld's pid.
         self.proc = subprocess.Popen(cmd, stdout=self._ctld_out, stderr=subprocess.STDOUT,
                                      start_new_session=True)
+
+    def kill_ctld(self):
+        """SIGKILL esgw-ctld, as a crash would; its dataplane follows it down."""
+        self.proc.kill()
+        self.proc.wait(5)
+
+    def restart_ctld(self, timeout=60):
+        """Start esgw-ctld again on the same configuration file, socket and run
+        directory, without --workers: the persisted count applies."""
+        self._launch_ctld(workers=False)
         self.wait_ready(timeout)
 
     def wait_ready(self, timeout=60):
