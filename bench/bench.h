@@ -18,6 +18,9 @@
 #define BENCH_UDP_SRC 4000
 #define BENCH_UDP_DST 5000
 #define BENCH_MAX_LATENCY_SAMPLES (1u << 21)
+/* Destinations the packets cycle through, so that several tunnels (and so
+ * several crypto workers) carry one trial. */
+#define BENCH_MAX_DST 4
 
 /* What the generator puts after the UDP header: 16 bytes, so that a 64-byte
  * frame (46-byte IPv4 packet) still carries it. */
@@ -34,7 +37,8 @@ struct bench {
 	/* Host addresses (network byte order) the generator answers ARP for. */
 	uint32_t addr_a, addr_b;
 	uint32_t gateway_a; /* next hop on port A, resolved by ARP */
-	uint32_t dst;       /* destination of the generated packets */
+	uint32_t dst[BENCH_MAX_DST]; /* destinations of the generated packets, in turn */
+	unsigned int nb_dst;
 	struct rte_ether_addr mac_a, mac_b, gateway_mac;
 	int gateway_mac_known;
 	uint16_t trial_id;

@@ -33,6 +33,7 @@ struct options {
 	double drain;         /* --drain, seconds to wait for packets in flight */
 	double connect_timeout;
 	int json;
+	int probe_only; /* --probe-only: start the ports, then stop */
 	const char *label;
 };
 
@@ -128,8 +129,9 @@ static void usage(FILE *out)
 		"  --addr-a A.B.C.D     host address on port A, the source (default 192.168.1.1)\n"
 		"  --gateway-a A.B.C.D  next hop on port A, resolved by ARP (default 192.168.1.2)\n"
 		"  --gateway-mac MAC    skip the ARP: send to this MAC (e.g. a plain forwarder)\n"
-		"  --dst A.B.C.D        destination (default 192.168.2.1)\n"
-		"  --addr-b A.B.C.D     host address on port B, answered to ARP (default --dst)\n"
+		"  --dst A.B.C.D[,...]  destinations, used in turn (up to %d; default 192.168.2.1)\n"
+		"  --addr-b A.B.C.D     host address on port B, answered to ARP, as is every --dst\n"
+		"                       (default the first --dst)\n"
 		"  --size LIST          frame sizes with FCS or imix (%s);\n"
 		"                       default 64\n"
 		"  --rate PPS           offered load of a fixed trial (default 0: full speed)\n"
@@ -142,8 +144,10 @@ static void usage(FILE *out)
 		"  --drain S            wait for packets in flight after a trial (default 0.2)\n"
 		"  --connect-timeout S  wait this long for the memif peers (default 10)\n"
 		"  --label TEXT         copied into the JSON output\n"
-		"  --json               one JSON document on stdout\n",
-		BENCH_IMIX_DESCRIPTION);
+		"  --json               one JSON document on stdout\n"
+		"  --probe-only         start both ports (links up), then stop: exit 0 if the\n"
+		"                       driver works here\n",
+		BENCH_MAX_DST, BENCH_IMIX_DESCRIPTION);
 }
 
 static int parse_ip(const char *s, uint32_t *out)
@@ -156,6 +160,26 @@ static int parse_ip(const char *s, uint32_t *out)
 	}
 	*out = a.s_addr;
 	return 0;
+}
+
+/* "A,B,..." -> b->dst[]; -1 on a bad address or too many. */
+static int parse_dst_list(const char *arg, struct bench *b)
+{
+	char buf[256], *save = NULL;
+
+	b->nb_dst = 0;
+	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
+		return -1;
+	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (b->nb_dst == BENCH_MAX_DST) {
+			fprintf(stderr, "esgw-bench: at most %d --dst addresses\n", BENCH_MAX_DST);
+			return -1;
+		}
+		if (parse_ip(tok, &b->dst[b->nb_dst]) < 0)
+			return -1;
+		b->nb_dst++;
+	}
+	return b->nb_dst > 0 ? 0 : -1;
 }
 
 static int parse_positive(const char *name, const char *s, double min, double max, double *out)
@@ -190,6 +214,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct bench 
 		{"connect-timeout", required_argument, NULL, 'c'},
 		{"label", required_argument, NULL, 'L'},
 		{"json", no_argument, NULL, 'j'},
+		{"probe-only", no_argument, NULL, 'P'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -199,7 +224,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct bench 
 	optind = 1; /* the EAL used getopt before us */
 	parse_ip("192.168.1.1", &b->addr_a);
 	parse_ip("192.168.1.2", &b->gateway_a);
-	parse_ip("192.168.2.1", &b->dst);
+	parse_dst_list("192.168.2.1", b);
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
 		case 'a':
@@ -218,7 +243,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct bench 
 			b->gateway_mac_known = 1;
 			break;
 		case 'd':
-			if (parse_ip(optarg, &b->dst) < 0)
+			if (parse_dst_list(optarg, b) < 0)
 				return -1;
 			break;
 		case 'b':
@@ -275,6 +300,9 @@ static int parse_options(int argc, char **argv, struct options *o, struct bench 
 		case 'j':
 			o->json = 1;
 			break;
+		case 'P':
+			o->probe_only = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -288,7 +316,7 @@ static int parse_options(int argc, char **argv, struct options *o, struct bench 
 		return -1;
 	}
 	if (!addr_b_set)
-		b->addr_b = b->dst;
+		b->addr_b = b->dst[0];
 	return 0;
 }
 
@@ -352,6 +380,10 @@ int main(int argc, char **argv)
 	}
 	if (bench_ports_start(&b, o.connect_timeout) < 0)
 		goto out_ports;
+	if (o.probe_only) {
+		rc = 0;
+		goto out_ports;
+	}
 
 	if (o.json)
 		printf("{\"tool\":\"esgw-bench\",\"label\":\"%s\",\"imix\":\"%s\",\"mode\":\"%s\","

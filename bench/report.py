@@ -1,11 +1,20 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Turns the JSON of one bench/run.sh run (imb-raw and one esgw-bench file per
-algorithm) into the table run.sh prints and bench/RESULTS.md keeps, with each
-gateway figure next to the intel-ipsec-mb ceiling as a ratio."""
+"""Turns the JSON of one bench/run.sh run (imb-raw, esgw-bench and per-stage
+files per configuration and algorithm, idle CPU, mode (b), a perf profile) into
+the tables run.sh prints and bench/RESULTS.md keeps: each gateway figure next
+to the intel-ipsec-mb ceiling as a ratio, and the issue 4 targets met or
+missed."""
 import argparse
 import json
 import sys
+
+# Issue 4, point 5: crypto worker cycles per packet over imb-raw's, and rxtx +
+# router cycles per packet, in-memory mode.
+WORKER_TARGETS = {"64": 1.25, "1400": 1.1}
+RXTX_ROUTER_TARGET = 150
+CONFIG_TITLES = {"one-worker": "one worker, one SA pair",
+                 "two-workers": "two workers, two SA pairs (two tunnels)"}
 
 
 def ceiling(raw, alg, direction, size):
@@ -19,24 +28,21 @@ def mpps(pps):
     return "%.3f" % (pps / 1e6)
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--imb-raw", required=True)
-    ap.add_argument("--bench", nargs="+", required=True, help="ALG=FILE")
-    ap.add_argument("--stages", nargs="*", default=[], help="ALG=FILE from stage_cost.py")
-    ap.add_argument("--markdown", help="write RESULTS.md here")
-    ap.add_argument("--command", default="")
-    ap.add_argument("--machine", default="")
-    ap.add_argument("--notes", default="")
-    args = ap.parse_args()
+def fmt(v, spec="%.0f"):
+    return spec % v if v is not None else "n/a"
 
-    raw = json.load(open(args.imb_raw))
-    for r in raw["results"]:
-        if r["errors"] or r["auth_failures"]:
-            sys.exit("report.py: imb-raw reported failed jobs: %s" % r)
+
+def split_item(item):
+    """'TAG:ALG=FILE' -> (TAG, ALG, FILE)."""
+    key, path = item.split("=", 1)
+    tag, alg = key.split(":", 1)
+    return tag, alg, path
+
+
+def bench_rows(raw, items):
     rows = []
-    for item in args.bench:
-        alg, path = item.split("=", 1)
+    for item in items:
+        tag, alg, path = split_item(item)
         doc = json.load(open(path))
         for p in doc["results"]:
             enc = ceiling(raw, alg, "encrypt", p["size"])
@@ -44,24 +50,24 @@ def main():
             if enc is None or dec is None:
                 sys.exit("report.py: no imb-raw figure for %s %s" % (alg, p["size"]))
             # Packets cross two gateways: one encrypt and one decrypt each, and
-            # both crypto workers share CPU 1, so the core's ceiling for the
+            # the crypto workers all share CPU 1, so the core's ceiling for the
             # chain is one encrypt plus one decrypt per packet.
             chain = 1.0 / (1.0 / enc["pps"] + 1.0 / dec["pps"])
-            z = p["at_zero_loss"]
             f = p["full_speed"]
             rows.append({
-                "alg": alg, "size": p["size"], "frame": p["avg_frame_bytes"],
-                "enc": enc, "dec": dec, "chain": chain,
-                "zero_loss": p["zero_loss_pps"], "full": f, "at": z,
-                "ratio": p["zero_loss_pps"] / chain,
+                "tag": tag, "alg": alg, "size": p["size"], "enc": enc, "dec": dec,
+                "chain": chain, "zero_loss": p["zero_loss_pps"], "full": f,
+                "at": p["at_zero_loss"], "ratio": p["zero_loss_pps"] / chain,
                 "full_ratio": f["delivered_pps"] / chain,
             })
+    return rows
 
-    head = ("| algorithm | size | imb-raw enc Mpps (cyc/pkt) | imb-raw dec Mpps (cyc/pkt) "
-            "| ceiling enc+dec Mpps | esgw zero-loss Mpps | ratio | esgw at full load: "
-            "offered / delivered Mpps (loss) | ratio | latency at zero-loss p50 / p99 us |")
-    sep = "|" + "---|" * 10
-    lines = [head, sep]
+
+def main_table(rows):
+    lines = ["| algorithm | size | imb-raw enc Mpps (cyc/pkt) | imb-raw dec Mpps (cyc/pkt) "
+             "| ceiling enc+dec Mpps | esgw zero-loss Mpps | ratio | esgw at full load: "
+             "offered / delivered Mpps (loss) | ratio | latency at zero-loss p50 / p99 us |",
+             "|" + "---|" * 10]
     for r in rows:
         lines.append(
             "| %s | %s | %s (%.0f) | %s (%.0f) | %s | %s | %.3f | %s / %s (%.2f%%) | %.3f | %.1f / %.1f |" % (
@@ -70,49 +76,245 @@ def main():
                 mpps(r["zero_loss"]), r["ratio"], mpps(r["full"]["offered_pps"]),
                 mpps(r["full"]["delivered_pps"]), r["full"]["loss_pct"], r["full_ratio"],
                 r["at"]["latency_us"]["p50"], r["at"]["latency_us"]["p99"]))
+    return lines
+
+
+def side_by_side(one, two):
+    lines = ["| algorithm | size | ceiling enc+dec Mpps | 1 worker zero-loss Mpps (ratio) "
+             "| 2 workers zero-loss Mpps (ratio) | 1 worker full load delivered Mpps (ratio) "
+             "| 2 workers full load delivered Mpps (ratio) |", "|" + "---|" * 7]
+    for r in one:
+        t = next((x for x in two if x["alg"] == r["alg"] and x["size"] == r["size"]), None)
+        if t is None:
+            continue
+        lines.append("| %s | %s | %s | %s (%.3f) | %s (%.3f) | %s (%.3f) | %s (%.3f) |" % (
+            r["alg"], r["size"], mpps(r["chain"]), mpps(r["zero_loss"]), r["ratio"],
+            mpps(t["zero_loss"]), t["ratio"], mpps(r["full"]["delivered_pps"]), r["full_ratio"],
+            mpps(t["full"]["delivered_pps"]), t["full_ratio"]))
+    return lines
+
+
+def workers(st, gw, key):
+    """Crypto workers of a gateway that handled packets in this direction."""
+    out = []
+    for name in sorted(st[gw]):
+        if name.startswith("crypto") and st[gw][name].get(key) is not None:
+            out.append((name, st[gw][name]))
+    return out
+
+
+def worker_cell(st, gw, key, imb):
+    ws = workers(st, gw, key)
+    if not ws:
+        return "n/a"
+    return " / ".join("%.0f (%.2f; cpu %s)" % (w[key], w[key] / imb, fmt(w["cpu_cycles_per_packet"]))
+                      for _, w in ws)
+
+
+def stage_cell(st, gw, name):
+    p = st[gw].get(name)
+    if not p:
+        return "n/a"
+    return "%s (cpu %s)" % (fmt(p["cycles_per_packet"]), fmt(p["cpu_cycles_per_packet"]))
+
+
+def rxtx_router(st, gw):
+    a, b = st[gw].get("rxtx", {}), st[gw].get("router", {})
+    if a.get("cycles_per_packet") is None or b.get("cycles_per_packet") is None:
+        return None
+    return a["cycles_per_packet"] + b["cycles_per_packet"]
+
+
+def stage_table(rows, stages):
+    lines = ["| algorithm | size | full load offered / delivered Mpps | gw1 rxtx | gw1 router "
+             "| gw1 rxtx+router | gw1 encrypt (x imb) | gw2 rxtx | gw2 router | gw2 rxtx+router "
+             "| gw2 decrypt (x imb) | CPU gw1 / gw2 |", "|" + "---|" * 12]
+    for r in rows:
+        st = stages.get((r["tag"], r["alg"]), {}).get(r["size"])
+        if not st:
+            continue
+        t = st.get("trial") or {}
+        lines.append("| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |" % (
+            r["alg"], r["size"], mpps(t.get("offered_pps", 0)), mpps(t.get("delivered_pps", 0)),
+            stage_cell(st, "gw1", "rxtx"), stage_cell(st, "gw1", "router"),
+            fmt(rxtx_router(st, "gw1")),
+            worker_cell(st, "gw1", "encrypt_cycles_per_packet", r["enc"]["cycles_per_packet"]),
+            stage_cell(st, "gw2", "rxtx"), stage_cell(st, "gw2", "router"),
+            fmt(rxtx_router(st, "gw2")),
+            worker_cell(st, "gw2", "decrypt_cycles_per_packet", r["dec"]["cycles_per_packet"]),
+            "%.0f%%" % (100 * st["gw1"].get("cpu", 0)), "%.0f%%" % (100 * st["gw2"].get("cpu", 0))))
+    return lines
+
+
+def targets(rows, stages):
+    lines = []
+    for r in rows:
+        if r["tag"] != "one-worker":
+            continue
+        st = stages.get((r["tag"], r["alg"]), {}).get(r["size"])
+        if not st:
+            continue
+        limit = WORKER_TARGETS.get(r["size"])
+        if limit is not None:
+            for gw, key, d, what in (("gw1", "encrypt_cycles_per_packet", "enc", "encrypt"),
+                                     ("gw2", "decrypt_cycles_per_packet", "dec", "decrypt")):
+                ws = workers(st, gw, key)
+                imb = r[d]["cycles_per_packet"]
+                if not ws:
+                    lines.append("- %s %s %s B: crypto worker cycles/packet <= %.2f x imb-raw: "
+                                 "not measured" % (r["alg"], what, r["size"], limit))
+                    continue
+                v = ws[0][1][key]
+                lines.append("- %s %s %s B: crypto worker %.0f cycles/packet vs imb-raw %.0f, "
+                             "ratio %.2f (target <= %.2f): **%s**" % (
+                                 r["alg"], what, r["size"], v, imb, v / imb, limit,
+                                 "met" if v / imb <= limit else "missed"))
+        for gw in ("gw1", "gw2"):
+            v = rxtx_router(st, gw)
+            if v is None:
+                continue
+            lines.append("- %s %s B %s (%s): rxtx + router %.0f cycles/packet, ratio to 150 "
+                         "%.2f (target <= %d): **%s**" % (
+                             r["alg"], r["size"], gw, "encrypt side" if gw == "gw1" else "decrypt side",
+                             v, v / RXTX_ROUTER_TARGET, RXTX_ROUTER_TARGET,
+                             "met" if v <= RXTX_ROUTER_TARGET else "missed"))
+    return lines
+
+
+def idle_lines(path, gateways):
+    d = json.load(open(path))
+    lines = []
+    for gw in gateways:
+        g = d["gateways"].get(gw)
+        if g is None:
+            continue
+        lines.append("- %s at rest: %.2f%% of one CPU over %.0f s (%s)" % (
+            gw, 100 * g["cpu"], d["seconds"],
+            ", ".join("%s %.2f%%" % (k, 100 * v) for k, v in sorted(g["processes"].items()))))
+    return lines
+
+
+def veth_table(raw, item):
+    tag, alg, path = split_item(item)
+    rows = bench_rows(raw, ["%s:%s=%s" % (tag, alg, path)])
+    lines = ["| driver | algorithm | size | ceiling enc+dec Mpps | esgw zero-loss Mpps | ratio "
+             "| full load offered / delivered Mpps (loss) | latency at zero-loss p50 / p99 us |",
+             "|" + "---|" * 8]
+    for r in rows:
+        lines.append("| %s | %s | %s | %s | %s | %.3f | %s / %s (%.2f%%) | %.1f / %.1f |" % (
+            tag, r["alg"], r["size"], mpps(r["chain"]), mpps(r["zero_loss"]), r["ratio"],
+            mpps(r["full"]["offered_pps"]), mpps(r["full"]["delivered_pps"]),
+            r["full"]["loss_pct"], r["at"]["latency_us"]["p50"], r["at"]["latency_us"]["p99"]))
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--imb-raw", required=True)
+    ap.add_argument("--bench", nargs="+", required=True, help="TAG:ALG=FILE")
+    ap.add_argument("--stages", nargs="*", default=[], help="TAG:ALG=FILE from stage_cost.py")
+    ap.add_argument("--idle", help="cpu_usage.py diff of the gateways at rest")
+    ap.add_argument("--gateways", nargs="*", default=[])
+    ap.add_argument("--veth", help="DRIVER:ALG=FILE, mode (b)")
+    ap.add_argument("--veth-note", default="")
+    ap.add_argument("--profile", help="perf report output")
+    ap.add_argument("--profile-what", default="")
+    ap.add_argument("--markdown", help="write RESULTS.md here")
+    ap.add_argument("--command", default="")
+    ap.add_argument("--machine", default="")
+    ap.add_argument("--settings", default="")
+    args = ap.parse_args()
+
+    raw = json.load(open(args.imb_raw))
+    for r in raw["results"]:
+        if r["errors"] or r["auth_failures"]:
+            sys.exit("report.py: imb-raw reported failed jobs: %s" % r)
+    rows = bench_rows(raw, args.bench)
+    one = [r for r in rows if r["tag"] == "one-worker"]
+    two = [r for r in rows if r["tag"] == "two-workers"]
     stages = {}
     for item in args.stages:
-        alg, path = item.split("=", 1)
-        stages[alg] = json.load(open(path))
-    if any(stages.values()):
-        lines += ["", "Per-stage busy TSC cycles per packet during a trial at the zero-loss rate "
-                  "(gw1 encrypts, gw2 decrypts):", "",
-                  "| algorithm | size | gw1 rxtx | gw1 router | gw1 encrypt (x imb) | gw1 rxtx+router "
-                  "| gw2 rxtx | gw2 router | gw2 decrypt (x imb) | gw2 rxtx+router |",
-                  "|" + "---|" * 10]
-        for r in rows:
-            st = stages.get(r["alg"], {}).get(r["size"])
-            if not st:
-                continue
-            def cyc(gw, name, key="cycles_per_packet"):
-                v = st[gw].get(name, {}).get(key)
-                return v
-            def fmt(v):
-                return "%.0f" % v if v is not None else "n/a"
-            def both(gw):
-                a, b = cyc(gw, "rxtx"), cyc(gw, "router")
-                return fmt(a + b) if a is not None and b is not None else "n/a"
-            enc = cyc("gw1", "crypto-0", "encrypt_cycles_per_packet")
-            dec = cyc("gw2", "crypto-0", "decrypt_cycles_per_packet")
-            lines.append("| %s | %s | %s | %s | %s%s | %s | %s | %s | %s%s | %s |" % (
-                r["alg"], r["size"], fmt(cyc("gw1", "rxtx")), fmt(cyc("gw1", "router")), fmt(enc),
-                " (%.2f)" % (enc / r["enc"]["cycles_per_packet"]) if enc else "", both("gw1"),
-                fmt(cyc("gw2", "rxtx")), fmt(cyc("gw2", "router")), fmt(dec),
-                " (%.2f)" % (dec / r["dec"]["cycles_per_packet"]) if dec else "", both("gw2")))
-    table = "\n".join(lines)
-    print(table)
+        tag, alg, path = split_item(item)
+        stages[(tag, alg)] = json.load(open(path))
+
+    out = ["## Mode (a), in memory: %s" % CONFIG_TITLES["one-worker"], ""] + main_table(one)
+    if two:
+        out += ["", "## Mode (a): %s, next to one worker" % CONFIG_TITLES["two-workers"], ""]
+        out += side_by_side(one, two)
+    for tag in ("one-worker", "two-workers"):
+        tagged = [r for r in rows if r["tag"] == tag]
+        if not tagged or not any(stages.get((tag, r["alg"])) for r in tagged):
+            continue
+        out += ["", "## Per-stage cycles per packet at full load, %s" % CONFIG_TITLES[tag], "",
+                "Busy TSC cycles per packet from the dataplane's counters (gw1 encrypts, gw2 "
+                "decrypts); `(cpu N)`: the process's CPU time per packet in TSC cycles; `x imb`: "
+                "the worker's cycles over imb-raw's for the same point; CPU: share of one CPU "
+                "used by all of the gateway's processes during the trial.", ""]
+        out += stage_table(tagged, stages)
+    tl = targets(one, stages)
+    if tl:
+        out += ["", "## Issue 4 targets (point 5), one worker, in memory", ""] + tl
+    if args.idle:
+        out += ["", "## CPU at rest", ""] + idle_lines(args.idle, args.gateways)
+    if args.veth:
+        out += ["", "## Mode (b): veth in network namespaces, one worker", ""]
+        if args.veth_note:
+            out += ["**%s**" % args.veth_note, ""]
+        out += veth_table(raw, args.veth)
+    if args.profile:
+        prof = [l.rstrip() for l in open(args.profile) if l.strip()]
+        out += ["", "## Profile: %s" % args.profile_what, "",
+                "perf record -e cpu-clock (samples of the CPU clock: this VM exposes no hardware "
+                "counters), share of the samples of gw1's rxtx, router and crypto worker, "
+                "entries of 1% and more:", "", "```"] + prof[:45] + ["```"]
+    text = "\n".join(out)
+    print(text)
 
     if args.markdown:
-        with open(args.markdown, "w") as out:
-            out.write("# esgw benchmark results\n\n")
-            out.write("Regenerated by `bench/run.sh`; do not edit by hand.\n\n")
-            out.write("- command: `%s`\n" % args.command)
-            out.write(args.machine)
-            out.write("- imb-raw: %s, %s, %s API, %d-packet bursts, %.1f s per point\n" % (
-                raw["library"], raw["arch"], raw["api"], raw["burst"], raw["duration"]))
-            out.write("- sizes: Ethernet frame bytes with FCS (RFC 2544); imix = %s\n\n" % raw["imix"])
-            out.write(table + "\n\n")
-            out.write(args.notes)
+        with open(args.markdown, "w") as f:
+            f.write("# esgw benchmark results\n\n")
+            f.write("Regenerated by `bench/run.sh`; do not edit by hand.\n\n")
+            f.write("- command: `%s`\n" % args.command)
+            f.write(args.machine)
+            f.write("- settings: %s\n" % args.settings)
+            f.write("- imb-raw: %s, %s, %s API, %d-packet bursts, %.1f s per point, median of %d runs\n" % (
+                raw["library"], raw["arch"], raw["api"], raw["burst"], raw["duration"],
+                raw.get("repeat", 1)))
+            f.write("- sizes: Ethernet frame bytes with FCS (RFC 2544); imix = %s\n\n" % raw["imix"])
+            f.write(text + "\n\n")
+            f.write(NOTES)
+
+
+NOTES = """## How to read it
+
+- **Topology, mode (a)**: esgw-bench port A -> gw1 (encrypt) -> gw2 (decrypt) -> esgw-bench
+  port B, every link a `net_memif`. Two esgw instances (`esgw-ctld --standalone --workers 2`),
+  each with rxtx and router on CPU 0 and its crypto workers on CPU 1; esgw-bench runs on
+  CPU 0 too. Both gateways and the generator share the machine's CPUs, so CPU 0 (the
+  generator, two rxtx, two routers) is often the bottleneck, not the crypto.
+- **Two workers**: two tunnels per gateway, each with its own SA pair on its own worker; gw1
+  routes 192.168.2.0/25 and 192.168.2.128/25 into them and the generator alternates its
+  destination between .1 and .129. All workers run on CPU 1 (esgw-ctld's placement), so on a
+  2-CPU machine two workers share one core: the figure shows the cost of the split, not a
+  scaling gain.
+- **Ceiling**: imb-raw runs the same ESP crypto jobs (same algorithm, same ESP payload of the
+  frame's inner IPv4 packet, 32-job bursts) with intel-ipsec-mb alone on one core. Every packet
+  through the two gateways costs one encrypt and one decrypt on CPU 1, so the ceiling for the
+  chain is 1 / (1/enc + 1/dec); `ratio` is the esgw rate divided by it.
+- **Zero-loss rate**: RFC 2544-style binary search, loss tolerance 0, first trial at the
+  generator's full speed; latency is from the TSC stamp in the payload at transmit to the
+  receive poll, at the zero-loss rate.
+- **Per-stage cycles**: from `esgwctl --json show dataplane` sampled before and after one more
+  trial at the generator's full speed (bursts as full as the load makes them). TSC cycles
+  count wall time: a process preempted inside a busy round (two workers and other helpers'
+  jobs share the CPUs) is charged for the time it waited; `cpu` is immune to that but
+  includes the idle polling of a process that is not saturated.
+- **CPU at rest**: utime + stime of every process of a gateway (ctld, rxtx, router, workers)
+  over the interval, configured and with no traffic.
+- **Mode (b)**: the same two gateways, each in its own network namespace, the generator in a
+  third, every link a veth pair (offloads off), ports through `net_af_xdp` (or `net_af_packet`
+  where af_xdp does not start; the table says which).
+"""
 
 
 if __name__ == "__main__":

@@ -3,7 +3,10 @@
 """Per-stage cost of one measured trial: from `esgwctl --json show dataplane`
 taken before and after it on both gateways, the busy TSC cycles per packet of
 each process, and the crypto worker's cycles per encrypted (gw1) and decrypted
-(gw2) packet. Prints one JSON object."""
+(gw2) packet. With the CPU snapshots of cpu_usage.py around the same trial, also
+each process's CPU share and its CPU time per packet in TSC cycles (what the
+process cost, sleeping and spinning included, preemption by others excluded).
+Prints one JSON object."""
 import json
 import sys
 
@@ -18,24 +21,58 @@ def per_packet(before, after, cycles, packets):
     return dc / dp if dp > 0 and dc >= 0 else None
 
 
-def gateway(before_path, after_path):
+def cpu_shares(cpu_before, cpu_after, gw):
+    """{dataplane name: share of one CPU} of the gateway whose prefix ends in -gw."""
+    if cpu_before is None:
+        return {}, 0.0
+    a, b = json.load(open(cpu_before)), json.load(open(cpu_after))
+    seconds = b["time"] - a["time"]
+    shares, total = {}, 0.0
+    for pid, p in b["procs"].items():
+        if not p["prefix"].endswith("-" + gw) or pid not in a["procs"]:
+            continue
+        share = (p["ticks"] - a["procs"][pid]["ticks"]) / b["hz"] / seconds
+        total += share
+        role = p["role"].replace("esgw-", "")
+        shares[role] = share
+    return shares, total
+
+
+def gateway(gw, before_path, after_path, cpu_before, cpu_after, seconds):
     before, after = totals(before_path), totals(after_path)
-    out = {}
+    shares, total = cpu_shares(cpu_before, cpu_after, gw)
+    out = {"cpu": total}
     for name, a in after.items():
         b = before.get(name)
         if b is None or a.get("pid") != b.get("pid"):
             continue  # restarted during the trial: its counters started over
+        packets = a["busy_packets"] - b["busy_packets"]
+        if name.startswith("crypto"):
+            packets = max(a["encrypt_packets"] - b["encrypt_packets"],
+                          a["decrypt_packets"] - b["decrypt_packets"])
+        share = shares.get(name)
         out[name] = {
             "cycles_per_packet": per_packet(b, a, "busy_cycles", "busy_packets"),
             "encrypt_cycles_per_packet": per_packet(b, a, "encrypt_cycles", "encrypt_packets"),
             "decrypt_cycles_per_packet": per_packet(b, a, "decrypt_cycles", "decrypt_packets"),
             "busy_packets": a["busy_packets"] - b["busy_packets"],
+            "cpu": share,
+            "cpu_cycles_per_packet": (share * seconds * a["tsc_hz"] / packets
+                                      if share is not None and packets > 0 and seconds else None),
         }
     return out
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 5:
-        sys.exit("usage: stage_cost.py GW1_BEFORE GW1_AFTER GW2_BEFORE GW2_AFTER")
-    print(json.dumps({"gw1": gateway(sys.argv[1], sys.argv[2]),
-                      "gw2": gateway(sys.argv[3], sys.argv[4])}))
+    if len(sys.argv) not in (5, 8):
+        sys.exit("usage: stage_cost.py GW1_BEFORE GW1_AFTER GW2_BEFORE GW2_AFTER "
+                 "[CPU_BEFORE CPU_AFTER TRIAL_JSON]")
+    cpu_b = cpu_a = trial = None
+    seconds = 0
+    if len(sys.argv) == 8:
+        cpu_b, cpu_a = sys.argv[5], sys.argv[6]
+        seconds = json.load(open(cpu_a))["time"] - json.load(open(cpu_b))["time"]
+        trial = json.load(open(sys.argv[7]))["results"][0]["trial"]
+    print(json.dumps({"gw1": gateway("gw1", sys.argv[1], sys.argv[2], cpu_b, cpu_a, seconds),
+                      "gw2": gateway("gw2", sys.argv[3], sys.argv[4], cpu_b, cpu_a, seconds),
+                      "trial": trial}))

@@ -101,10 +101,9 @@ void bench_ports_stop(void)
 }
 
 static void send_arp(struct bench *b, uint16_t port, uint16_t op, const struct rte_ether_addr *dst_mac,
-		     uint32_t target_ip)
+		     uint32_t target_ip, uint32_t own_ip)
 {
 	const struct rte_ether_addr *own_mac = port == BENCH_PORT_A ? &b->mac_a : &b->mac_b;
-	uint32_t own_ip = port == BENCH_PORT_A ? b->addr_a : b->addr_b;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(b->pool);
 	struct rte_ether_hdr *eth;
 	struct rte_arp_hdr *arp;
@@ -137,18 +136,33 @@ static void send_arp(struct bench *b, uint16_t port, uint16_t op, const struct r
 		b->arp_replies_sent++;
 }
 
-/* Answer requests for our address on this port; learn the gateway's MAC. */
+/* Port B stands for every destination host, so the far gateway resolves
+ * each of them to it. */
+static int is_own_address(const struct bench *b, uint16_t port, uint32_t ip)
+{
+	if (port == BENCH_PORT_A)
+		return ip == b->addr_a;
+	if (ip == b->addr_b)
+		return 1;
+	for (unsigned int i = 0; i < b->nb_dst; i++)
+		if (ip == b->dst[i])
+			return 1;
+	return 0;
+}
+
+/* Answer requests for our addresses on this port; learn the gateway's MAC. */
 static void handle_arp(struct bench *b, uint16_t port, struct rte_mbuf *m)
 {
 	const struct rte_arp_hdr *arp;
-	uint32_t own_ip = port == BENCH_PORT_A ? b->addr_a : b->addr_b;
 
 	if (m->data_len < sizeof(struct rte_ether_hdr) + sizeof(*arp))
 		return;
 	arp = rte_pktmbuf_mtod_offset(m, const struct rte_arp_hdr *, sizeof(struct rte_ether_hdr));
 	if (arp->arp_opcode == rte_cpu_to_be_16(RTE_ARP_OP_REQUEST) &&
-	    arp->arp_data.arp_tip == own_ip) {
-		send_arp(b, port, RTE_ARP_OP_REPLY, &arp->arp_data.arp_sha, arp->arp_data.arp_sip);
+	    is_own_address(b, port, arp->arp_data.arp_tip)) {
+		/* Answer as the address asked for (send_arp's sender is ours). */
+		send_arp(b, port, RTE_ARP_OP_REPLY, &arp->arp_data.arp_sha, arp->arp_data.arp_sip,
+			 arp->arp_data.arp_tip);
 		return;
 	}
 	if (port == BENCH_PORT_A && arp->arp_data.arp_sip == b->gateway_a &&
@@ -204,8 +218,9 @@ static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r
 	return n;
 }
 
-/* The headers of every generated packet of one frame length. */
-static void make_headers(const struct bench *b, unsigned int frame, uint8_t hdr[HEADERS_LEN])
+/* The headers of every generated packet of one frame length and destination. */
+static void make_headers(const struct bench *b, unsigned int frame, uint32_t dst,
+			 uint8_t hdr[HEADERS_LEN])
 {
 	struct rte_ether_hdr *eth = (struct rte_ether_hdr *)hdr;
 	struct rte_ipv4_hdr *ip = (struct rte_ipv4_hdr *)(eth + 1);
@@ -221,7 +236,7 @@ static void make_headers(const struct bench *b, unsigned int frame, uint8_t hdr[
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
 	ip->src_addr = b->addr_a;
-	ip->dst_addr = b->dst;
+	ip->dst_addr = dst;
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->src_port = rte_cpu_to_be_16(BENCH_UDP_SRC);
 	udp->dst_port = rte_cpu_to_be_16(BENCH_UDP_DST);
@@ -254,7 +269,7 @@ static void latency_summary(const struct bench *b, struct trial_result *r)
 int bench_trial(struct bench *b, const struct bench_size *size, double rate, double seconds,
 		double drain_seconds, struct trial_result *r)
 {
-	uint8_t headers[BENCH_MAX_PATTERN][HEADERS_LEN];
+	uint8_t headers[BENCH_MAX_PATTERN][BENCH_MAX_DST][HEADERS_LEN];
 	struct rte_mbuf *pkts[BENCH_BURST];
 	uint64_t hz = b->tsc_hz, start, end, drain_end, now;
 	uint32_t max_seq = 0, seq = 0;
@@ -264,7 +279,8 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 	r->rate_asked = rate;
 	b->trial_id++;
 	for (unsigned int i = 0; i < size->nb_frames; i++)
-		make_headers(b, size->frames[i], headers[i]);
+		for (unsigned int d = 0; d < b->nb_dst; d++)
+			make_headers(b, size->frames[i], b->dst[d], headers[i][d]);
 
 	start = rte_rdtsc();
 	end = start + (uint64_t)(seconds * (double)hz);
@@ -302,7 +318,9 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 			/* Only headers and stamp are written; the rest of the
 			 * payload is whatever the buffer held, which costs
 			 * nothing and matters to no one on the path. */
-			memcpy(data, headers[next_frame], HEADERS_LEN);
+			/* Destinations by sequence number: a refused burst
+			 * resent keeps the same spread. */
+			memcpy(data, headers[next_frame][seq % b->nb_dst], HEADERS_LEN);
 			pl->magic = BENCH_MAGIC;
 			pl->trial = b->trial_id;
 			pl->seq = seq++;
@@ -349,7 +367,7 @@ int bench_warm_up(struct bench *b, const struct bench_size *size, double timeout
 			fprintf(stderr, "esgw-bench: no ARP reply from the gateway on port A\n");
 			return -1;
 		}
-		send_arp(b, BENCH_PORT_A, RTE_ARP_OP_REQUEST, NULL, b->gateway_a);
+		send_arp(b, BENCH_PORT_A, RTE_ARP_OP_REQUEST, NULL, b->gateway_a, b->addr_a);
 		for (int i = 0; i < 20; i++) {
 			memset(&r, 0, sizeof(r));
 			poll_port(b, BENCH_PORT_A, &r, &max_seq);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Parsing and formatting of addresses, prefixes, MACs and hex keys. */
+/* Parsing and formatting of IPv4 and IPv6 addresses, prefixes, MACs and hex keys. */
 #include "addr.h"
 
 #include <arpa/inet.h>
@@ -38,6 +38,69 @@ int esgw_parse_prefix(const char *s, uint32_t *addr, uint8_t *len)
 		return -1;
 	*len = (uint8_t)plen;
 	return 0;
+}
+
+int esgw_parse_ipv6(const char *s, uint8_t addr[16])
+{
+	struct in6_addr in;
+
+	if (s == NULL || inet_pton(AF_INET6, s, &in) != 1)
+		return -1;
+	memcpy(addr, in.s6_addr, 16);
+	return 0;
+}
+
+int esgw_parse_prefix6(const char *s, uint8_t addr[16], uint8_t *len)
+{
+	char buf[64];
+	const char *slash;
+	uint32_t plen = 128;
+
+	if (s == NULL || strlen(s) >= sizeof(buf))
+		return -1;
+	strcpy(buf, s);
+	slash = strchr(s, '/');
+	if (slash != NULL) {
+		buf[slash - s] = '\0';
+		if (esgw_parse_u32(slash + 1, 128, &plen) < 0)
+			return -1;
+	}
+	if (esgw_parse_ipv6(buf, addr) < 0)
+		return -1;
+	*len = (uint8_t)plen;
+	return 0;
+}
+
+int esgw_prefix6_match(const uint8_t a[16], const uint8_t b[16], uint8_t len)
+{
+	unsigned int bytes = len / 8, bits = len % 8;
+
+	if (len > 128)
+		return 0;
+	if (memcmp(a, b, bytes) != 0)
+		return 0;
+	return bits == 0 || ((a[bytes] ^ b[bytes]) & (uint8_t)(0xff << (8 - bits))) == 0;
+}
+
+void esgw_prefix6_clear_host(uint8_t addr[16], uint8_t len)
+{
+	for (unsigned int i = 0; i < 16; i++) {
+		if (len >= 8 * (i + 1))
+			continue;
+		addr[i] &= len > 8 * i ? (uint8_t)(0xff << (8 - (len - 8 * i))) : 0;
+	}
+}
+
+char *esgw_fmt_ipv6(const uint8_t addr[16], char *buf)
+{
+	if (inet_ntop(AF_INET6, addr, buf, ESGW_IPV6_STRLEN) == NULL)
+		strcpy(buf, "?");
+	return buf;
+}
+
+int esgw_is_ipv6_text(const char *s)
+{
+	return s != NULL && strchr(s, ':') != NULL;
 }
 
 uint32_t esgw_prefix_mask(uint8_t len)

@@ -15,6 +15,20 @@ int esgw_parse_prefix(const char *s, uint32_t *addr, uint8_t *len);
 uint32_t esgw_prefix_mask(uint8_t len);
 /* Formats into buf (at least 16 bytes), returns buf. */
 char *esgw_fmt_ipv4(uint32_t addr, char *buf);
+
+/* IPv6: addresses are 16 bytes in network byte order. */
+#define ESGW_IPV6_STRLEN 46 /* INET6_ADDRSTRLEN */
+int esgw_parse_ipv6(const char *s, uint8_t addr[16]);
+/* "2001:db8::1/64" -> addr, len 64. A bare address means /128. */
+int esgw_parse_prefix6(const char *s, uint8_t addr[16], uint8_t *len);
+/* Whether a and b agree on their first len bits. */
+int esgw_prefix6_match(const uint8_t a[16], const uint8_t b[16], uint8_t len);
+/* Clears the bits of addr beyond len. */
+void esgw_prefix6_clear_host(uint8_t addr[16], uint8_t len);
+/* Formats (RFC 5952 form, as inet_ntop) into buf (ESGW_IPV6_STRLEN bytes). */
+char *esgw_fmt_ipv6(const uint8_t addr[16], char *buf);
+/* Whether s is written as an IPv6 address or prefix (contains ':'). */
+int esgw_is_ipv6_text(const char *s);
 /* Formats "aa:bb:cc:dd:ee:ff" into buf (at least 18 bytes), returns buf. */
 char *esgw_fmt_mac(const uint8_t mac[6], char *buf);
 /* Hex string (optional 0x prefix) into at most max bytes; sets *len. */

@@ -30,6 +30,7 @@
 #define ESGW_RING_CRYPTO_FMT "esgw.crypto.%u"    /* router -> crypto worker N */
 #define ESGW_RING_DECRYPTED_FMT "esgw.dec.%u"    /* crypto worker N -> router */
 #define ESGW_RING_WORKER_TX_FMT "esgw.wtx.%u"    /* crypto worker N -> rxtx, any port */
+#define ESGW_RING_PUNT "esgw.punt"              /* router -> rxtx: frames for the host's stack */
 
 #define ESGW_POOL_SIZE 16383
 #define ESGW_POOL_CACHE 256

@@ -24,6 +24,8 @@
 #define ESP_HDR_LEN 8    /* SPI + sequence number */
 #define ESP_TRAILER_LEN 2 /* pad length + next header */
 #define ESP_NEXT_HEADER_IPV4 4
+#define ESP_NEXT_HEADER_IPV6 41
+#define ESP_IPV6_HDR_LEN 40
 #define ESP_NEXT_HEADER_NONE 59 /* TFC dummy packet, RFC 4303 2.6 */
 
 
@@ -61,6 +63,11 @@ struct esp_sa_params {
 	struct esp_lifetime soft, hard;
 	uint32_t outer_src; /* network byte order; 0 for an inbound-only SA */
 	uint32_t outer_dst;
+	/* An IPv6 tunnel: outer addresses (16 bytes each), else NULL. */
+	const uint8_t *outer6_src;
+	const uint8_t *outer6_dst;
+	/* UDP encapsulation (RFC 3948): local and peer port; 0, 0 for plain ESP. */
+	uint16_t udp_sport, udp_dport;
 	struct esgw_sa_runtime *rt; /* seq_out, replay window, counters */
 };
 
@@ -109,6 +116,14 @@ struct esp_sa {
 	uint8_t opad_hash[64] __attribute__((aligned(16)));
 	/* cold: read only on the lifetime slow path */
 	struct esp_lifetime soft, hard;
+	/* IPv6 tunnel endpoints (esp_ipv6.c); outer_ipv6 says they are used.
+	 * Apart from the hot line: IPv6 tunnels pay one more cache line. */
+	uint8_t outer_ipv6;
+	uint8_t outer6_src[16];
+	uint8_t outer6_dst[16];
+	/* RFC 3948 UDP encapsulation (esp_udp.c): ports, udp_dport 0 for plain
+	 * ESP. Cold: NAT-T SAs pay a second cache line per packet. */
+	uint16_t udp_sport, udp_dport;
 } __attribute__((aligned(64)));
 
 _Static_assert(sizeof(struct esp_sa) % 64 == 0, "esp_sa must fill whole cache lines");
@@ -160,6 +175,42 @@ uint16_t esp_encap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf
  * inner IPv4 packet (its total length, without TFC padding). */
 uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
 			 uint16_t n);
+
+/* esp_ipv6.c: the IP layers around ESP, IPv4 or IPv6 inside and outside. */
+/* Bytes of the outer IP header the SA writes: 20 (IPv4) or 40 (IPv6). */
+static inline unsigned int esp_outer_ip_len(const struct esp_sa *sa)
+{
+	return sa->outer_ipv6 ? ESP_IPV6_HDR_LEN : ESP_IPV4_HDR_LEN;
+}
+/* Whether the SA has tunnel endpoints (an inbound-only SA has none). */
+static inline int esp_sa_has_endpoints(const struct esp_sa *sa)
+{
+	return sa->outer_dst != 0 || sa->outer_ipv6;
+}
+/* An inner packet to encrypt: its length from its own header (without
+ * Ethernet padding) and the ESP next header value (4 or 41). Returns 0, or
+ * -1 if it is neither a whole IPv4 nor a whole IPv6 packet. */
+int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len,
+		    uint8_t *next_header);
+/* DSCP and ECN of the inner packet, copied to the outer header. */
+uint8_t esp_inner_tos(const uint8_t *p);
+/* Write the outer IPv4 or IPv6 header (esp_outer_ip_len bytes) of a packet of
+ * total_len bytes; IPv4 takes the next identification of the SA. */
+void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int total_len);
+/* An outer packet to decrypt: the length of its IP header (where ESP
+ * starts) and of the whole packet. Returns -1 if it is not an unfragmented
+ * IPv4 or IPv6 packet whose next protocol is ESP. */
+int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
+		    unsigned int *total_len);
+/* A decrypted inner packet of at most avail bytes with the trailer's next
+ * header: its length from its own header (TFC padding follows it). Returns
+ * 0, or -1 with the reason (BAD_NEXT_HEADER, MALFORMED). */
+int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header,
+		    unsigned int *len, enum esgw_drop *reason);
+
+/* esp_udp.c: put a UDP header (sa's ports) between the outer IP header and
+ * the ESP header of a finished packet. Returns 0, or -1 without headroom. */
+int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b);
 
 /* Count one dropped packet in its SA and mark its buffer. */
 static inline void esp_drop(struct esp_sa *sa, struct esp_buf *buf, enum esgw_drop reason)

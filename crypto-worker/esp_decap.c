@@ -11,9 +11,6 @@
 #include "esp_jobs.h"
 #include "replay.h"
 
-#define IPPROTO_ESP_NUMBER 50
-#define IPV4_MF_AND_OFFSET 0x3fff
-
 struct decap_scratch {
 	uint8_t nonce[ESP_BURST_MAX][16];
 	uint8_t aad[ESP_BURST_MAX][12];          /* AEAD with ESN */
@@ -45,14 +42,9 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	unsigned int ihl, total, esp_len, payload;
 
 	*reason = ESGW_DROP_MALFORMED;
-	if (b->len < ESP_IPV4_HDR_LEN || (ip[0] >> 4) != 4)
-		return -1;
-	ihl = (ip[0] & 0x0fu) * 4u;
-	total = esp_get_be16(ip + 2);
-	if (ihl < ESP_IPV4_HDR_LEN || total < ihl || total > b->len)
-		return -1;
-	/* A fragment cannot be authenticated alone; esgw does not reassemble. */
-	if (ip[9] != IPPROTO_ESP_NUMBER || (esp_get_be16(ip + 6) & IPV4_MF_AND_OFFSET) != 0)
+	/* IPv4 or IPv6 outside. A fragment cannot be authenticated alone: the
+	 * router reassembles before it sends ESP here. */
+	if (esp_outer_parse(ip, b->len, &ihl, &total) < 0)
 		return -1;
 	esp_len = total - ihl;
 	if (esp_len < ESP_HDR_LEN + (unsigned int)sa->iv_len + sa->icv_len)
@@ -175,16 +167,8 @@ static int decap_finish(const struct esp_sa *sa, struct esp_buf *b, unsigned int
 		*reason = ESGW_DROP_TFC_DUMMY;
 		return -1;
 	}
-	if (next_header != ESP_NEXT_HEADER_IPV4) {
-		*reason = ESGW_DROP_BAD_NEXT_HEADER;
-		return -1;
-	}
-	*reason = ESGW_DROP_MALFORMED;
 	inner_len = payload_len - ESP_TRAILER_LEN - pad;
-	if (inner_len < ESP_IPV4_HDR_LEN || (payload[0] >> 4) != 4)
-		return -1;
-	inner_total = esp_get_be16(payload + 2);
-	if (inner_total < ESP_IPV4_HDR_LEN || inner_total > inner_len)
+	if (esp_inner_check(payload, inner_len, (uint8_t)next_header, &inner_total, reason) < 0)
 		return -1;
 	/* Bytes between the inner packet and the padding are TFC padding. */
 	head = outer_len + ESP_HDR_LEN + sa->iv_len;

@@ -1,15 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* ESP tunnel-mode encapsulation (RFC 4303 3.1.2): outer IPv4 header, ESP
+/* ESP tunnel-mode encapsulation (RFC 4303 3.1.2): outer IPv4 or IPv6 header, ESP
  * header, IV, padding, trailer and ICV, encrypted in bursts through the
  * intel-ipsec-mb job manager. */
 #include "esp.h"
 
+#include <endian.h>
 #include <string.h>
 
 #include "esp_jobs.h"
-
-#define OUTER_TTL 64
-#define IPPROTO_ESP_NUMBER 50
 
 /* Per-burst scratch that must outlive job submission until the flush. */
 struct encap_scratch {
@@ -18,12 +16,6 @@ struct encap_scratch {
 	uint16_t inner_len[ESP_BURST_MAX];
 	uint8_t completed[ESP_BURST_MAX];
 };
-
-static void put_seq_be64(uint8_t out[8], uint64_t seq)
-{
-	for (int i = 7; i >= 0; i--, seq >>= 8)
-		out[i] = (uint8_t)seq;
-}
 
 static int is_aead(const struct esp_sa *sa)
 {
@@ -54,41 +46,23 @@ static unsigned int esn_hmac_extra(const struct esp_sa *sa)
 static void make_iv(IMB_MGR *mgr, const struct esp_sa *sa, uint64_t seq, uint8_t *iv,
 		    uint8_t nonce_out[16])
 {
-	uint8_t seq_be[8];
+	/* Built in registers and stored once: reading back bytes just stored
+	 * into the packet stalled the pipeline (store forwarding). */
+	const uint64_t seq_be = htobe64(seq);
 
-	put_seq_be64(seq_be, seq);
 	if (is_aead(sa)) {
-		const uint8_t *nonce = (const uint8_t *)&sa->iv_nonce;
+		const uint64_t v = seq_be ^ sa->iv_nonce;
 
-		for (int i = 0; i < 8; i++)
-			iv[i] = seq_be[i] ^ nonce[i];
+		memcpy(iv, &v, 8);
 		memcpy(nonce_out, sa->salt, 4);
-		memcpy(nonce_out + 4, iv, 8);
+		memcpy(nonce_out + 4, &v, 8);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		static const uint8_t zero[16];
-		uint8_t block[16];
+		const uint64_t block[2] = {sa->iv_nonce, seq_be};
 
-		memcpy(block, &sa->iv_nonce, 8);
-		memcpy(block + 8, seq_be, 8);
 		/* CFB of one zero block is E_K(block): one AES call, no job. */
 		IMB_AES128_CFB_ONE(mgr, iv, zero, block, sa->keys.cbc.iv_keys, 16);
 	}
-}
-
-static void write_outer_ipv4(const struct esp_sa *sa, uint8_t *ip, uint8_t tos, uint16_t total_len,
-			     uint16_t id)
-{
-	ip[0] = 0x45;
-	ip[1] = tos; /* DSCP and ECN copied from the inner header (RFC 4301 5.1.2.1, RFC 6040) */
-	esp_put_be16(ip + 2, total_len);
-	esp_put_be16(ip + 4, id);
-	esp_put_be16(ip + 6, 0); /* no DF: the outer packet may be fragmented on the path */
-	ip[8] = OUTER_TTL;
-	ip[9] = IPPROTO_ESP_NUMBER;
-	esp_put_be16(ip + 10, 0);
-	memcpy(ip + 12, &sa->outer_src, 4);
-	memcpy(ip + 16, &sa->outer_dst, 4);
-	esp_put_be16(ip + 10, esp_ipv4_checksum(ip, ESP_IPV4_HDR_LEN));
 }
 
 /* Build everything but the ciphertext and ICV; returns 0, or -1 with the
@@ -98,20 +72,16 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 {
 	struct esgw_sa_runtime *rt = sa->rt;
 	unsigned int len = b->len, pad, payload_len, head, tail, total;
-	uint8_t *trailer, *esp;
+	uint8_t *trailer, *esp, next_header;
 	uint64_t seq;
 
-	if (len < ESP_IPV4_HDR_LEN || (b->data[0] >> 4) != 4) {
+	/* IPv4 or IPv6 inside; Ethernet minimum-frame padding is not part of
+	 * the packet. */
+	if (esp_inner_parse(b->data, b->len, &len, &next_header) < 0) {
 		esp_drop(sa, b, ESGW_DROP_MALFORMED);
 		return -1;
 	}
-	if (esp_get_be16(b->data + 2) < ESP_IPV4_HDR_LEN || esp_get_be16(b->data + 2) > len) {
-		esp_drop(sa, b, ESGW_DROP_MALFORMED);
-		return -1;
-	}
-	/* Ethernet minimum-frame padding is not part of the packet. */
-	len = esp_get_be16(b->data + 2);
-	if (sa->outer_dst == 0) {
+	if (!esp_sa_has_endpoints(sa)) {
 		esp_drop(sa, b, ESGW_DROP_NO_SA); /* an inbound-only SA has no tunnel endpoints */
 		return -1;
 	}
@@ -123,7 +93,7 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	}
 	pad = (0u - (len + ESP_TRAILER_LEN)) & (sa->block_len - 1u);
 	payload_len = len + pad + ESP_TRAILER_LEN;
-	head = ESP_IPV4_HDR_LEN + ESP_HDR_LEN + sa->iv_len;
+	head = esp_outer_ip_len(sa) + ESP_HDR_LEN + sa->iv_len;
 	tail = pad + ESP_TRAILER_LEN + sa->icv_len;
 	total = head + payload_len + sa->icv_len;
 	if (total > UINT16_MAX || b->headroom < head ||
@@ -144,11 +114,11 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	for (unsigned int i = 0; i < pad; i++)
 		trailer[i] = (uint8_t)(i + 1); /* RFC 4303 2.4: 1, 2, 3, ... */
 	trailer[pad] = (uint8_t)pad;
-	trailer[pad + 1] = ESP_NEXT_HEADER_IPV4;
+	trailer[pad + 1] = next_header;
 
 	*inner_len = (uint16_t)len;
-	write_outer_ipv4(sa, b->data - head, b->data[1], (uint16_t)total, sa->ip_id++);
-	esp = b->data - head + ESP_IPV4_HDR_LEN;
+	esp_write_outer(sa, b->data - head, esp_inner_tos(b->data), total);
+	esp = b->data - head + esp_outer_ip_len(sa);
 	esp_put_be32(esp, sa->spi);
 	esp_put_be32(esp + 4, (uint32_t)seq);
 	make_iv(mgr, sa, seq, esp + ESP_HDR_LEN, nonce);
@@ -177,8 +147,8 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
 			   const uint8_t nonce[16], const uint8_t aad[12], uintptr_t index)
 {
-	uint8_t *esp = b->data + ESP_IPV4_HDR_LEN;
-	unsigned int esp_len = b->len - ESP_IPV4_HDR_LEN;
+	uint8_t *esp = b->data + esp_outer_ip_len(sa);
+	unsigned int esp_len = b->len - esp_outer_ip_len(sa);
 	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
 	unsigned int payload_len = esp_len - payload_off - sa->icv_len;
 
@@ -267,6 +237,12 @@ static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 			uint8_t *icv = buf[i].data + buf[i].len - sa[i]->icv_len;
 
 			memmove(icv, icv + extra, sa[i]->icv_len);
+		}
+		if (sa[i]->udp_dport != 0 && esp_udp_encap(sa[i], &buf[i]) < 0) {
+			rt->ctr.packets--;
+			rt->ctr.bytes -= s->inner_len[i];
+			esp_drop(sa[i], &buf[i], ESGW_DROP_TOO_BIG);
+			continue;
 		}
 		passed++;
 	}

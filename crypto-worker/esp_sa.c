@@ -195,6 +195,13 @@ int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, 
 	sa->spi = p->spi;
 	sa->outer_src = p->outer_src;
 	sa->outer_dst = p->outer_dst;
+	if (p->outer6_src != NULL && p->outer6_dst != NULL) {
+		sa->outer_ipv6 = 1;
+		memcpy(sa->outer6_src, p->outer6_src, 16);
+		memcpy(sa->outer6_dst, p->outer6_dst, 16);
+	}
+	sa->udp_sport = p->udp_sport;
+	sa->udp_dport = p->udp_dport;
 	sa->rt = p->rt;
 	sa->soft = p->soft;
 	sa->hard = p->hard;
@@ -208,10 +215,13 @@ int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, 
 
 void esp_sa_keep_endpoints(struct esp_sa *fresh, const struct esp_sa *old)
 {
-	if (fresh == NULL || old == NULL || fresh->spi != old->spi || fresh->outer_dst != 0)
+	if (fresh == NULL || old == NULL || fresh->spi != old->spi || esp_sa_has_endpoints(fresh))
 		return;
 	fresh->outer_src = old->outer_src;
 	fresh->outer_dst = old->outer_dst;
+	fresh->outer_ipv6 = old->outer_ipv6;
+	memcpy(fresh->outer6_src, old->outer6_src, 16);
+	memcpy(fresh->outer6_dst, old->outer6_dst, 16);
 	fresh->ip_id = old->ip_id;
 }
 

@@ -45,7 +45,11 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 		.salt = s->salt.data,
 		.salt_len = s->salt.len,
 		.esn = s->esn,
+		/* RFC 3948; esgw-ctld fills in 4500 for ports left unset. */
+		.udp_sport = s->udp_encap ? (uint16_t)(s->udp_sport ? s->udp_sport : 4500) : 0,
+		.udp_dport = s->udp_encap ? (uint16_t)(s->udp_dport ? s->udp_dport : 4500) : 0,
 	};
+	uint8_t local6[16], remote6[16];
 	char why[160];
 	struct esp_sa *sa;
 
@@ -54,8 +58,17 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 			 ESGW_MAX_SA - 1);
 		return -1;
 	}
-	if (parse_endpoint(s->local, &p.outer_src) < 0 ||
-	    parse_endpoint(s->remote, &p.outer_dst) < 0) {
+	if (esgw_is_ipv6_text(s->local) || esgw_is_ipv6_text(s->remote)) {
+		/* An IPv6 tunnel (esp_ipv6.c writes the outer header). */
+		if (esgw_parse_ipv6(s->local, local6) < 0 || esgw_parse_ipv6(s->remote, remote6) < 0) {
+			snprintf(err, errlen, "SA %u: bad tunnel endpoint '%s' -> '%s'", s->id,
+				 s->local, s->remote);
+			return -1;
+		}
+		p.outer6_src = local6;
+		p.outer6_dst = remote6;
+	} else if (parse_endpoint(s->local, &p.outer_src) < 0 ||
+		   parse_endpoint(s->remote, &p.outer_dst) < 0) {
 		snprintf(err, errlen, "SA %u: bad tunnel endpoint '%s' -> '%s'", s->id, s->local,
 			 s->remote);
 		return -1;

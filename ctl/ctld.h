@@ -33,6 +33,11 @@ struct dp_proc {
 	ev_io eof_watcher;          /* notices the process closing (exit, restart) */
 	uint64_t acked_generation;  /* last DpConfig it accepted; 0: none */
 	bool unreachable_logged;
+	/* The last DpStats it answered, packed: shown again (counters never go
+	 * back) when one query times out on a busy machine. */
+	uint8_t *stats_cache;
+	size_t stats_cache_len;
+	pid_t stats_cache_pid;
 	/* supervision (standalone) */
 	ev_child child_watcher;
 	double started_at;   /* ev_now() at fork */
@@ -144,6 +149,16 @@ Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, 
 				size_t errlen);
 /* The worker an SA is being handed over from, or -1 (no hand-over in flight). */
 int handover_from(const Esgw__Sa *sa);
+
+/* policy.c: policies (SPD), kept in evaluation order in ctld.config. */
+Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			       size_t errlen);
+Esgw__Status policy_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			       size_t errlen);
+/* A policy naming tunnel, or NULL. */
+Esgw__Policy *state_policy_of_tunnel(const char *tunnel);
+/* The tunnel of the first protect policy sending with SA sa_id, or NULL. */
+Esgw__Tunnel *state_policy_tunnel_out(uint32_t sa_id);
 
 /* events.c: events streamed to the clients that sent EventsSubscribe
  * (`esgwctl events`). Emitting never blocks: each subscriber has a bounded

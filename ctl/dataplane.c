@@ -15,7 +15,7 @@
 
 struct sample {
 	Esgw__DpResponse *resp; /* resp->stats is the DpStats */
-	double at;              /* ev_now() when it was taken */
+	double at;              /* ev_time() when it was answered */
 };
 
 static struct sample prev[CTLD_MAX_PROCS], last[CTLD_MAX_PROCS];
@@ -40,7 +40,14 @@ static bool same_instance(const Esgw__DpStats *a, const Esgw__DpStats *b)
 void dataplane_sample(void)
 {
 	for (int i = 0; i < CTLD_MAX_PROCS; i++) {
-		Esgw__DpResponse *r = i < ctld.nprocs ? dp_stats(&ctld.procs[i]) : NULL;
+		Esgw__DpResponse *r;
+
+		/* A late timer fires again at once (libev catches up): samples
+		 * that close together would make rates out of noise. */
+		if (i < ctld.nprocs && last[i].resp != NULL &&
+		    ev_time() - last[i].at < SAMPLE_PERIOD / 2)
+			continue;
+		r = i < ctld.nprocs ? dp_stats(&ctld.procs[i]) : NULL;
 
 		if (r == NULL) {
 			sample_clear(&prev[i]);
@@ -49,7 +56,9 @@ void dataplane_sample(void)
 		}
 		sample_clear(&prev[i]);
 		prev[i] = last[i];
-		last[i] = (struct sample){r, ev_now(ctld.loop)};
+		/* The time of this very answer: the requests before it may have
+		 * taken a while, so the loop's cached ev_now() would be stale. */
+		last[i] = (struct sample){r, ev_time()};
 		sa_expiry_observe(r->stats);
 		seq_floor_observe(r->stats);
 		if (prev[i].resp != NULL && !same_instance(r->stats, prev[i].resp->stats))

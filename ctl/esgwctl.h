@@ -24,6 +24,14 @@ void command_wipe(Esgw__Request *req);
 
 void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool json);
 
+/* esgwctl_policy.c: `policy add|del` (the words after "policy"), `show
+ * policies`, and policies in `show config`. */
+struct json;
+void policy_cmd_parse(int argc, char **argv, Esgw__Request *req);
+void print_policies(const Esgw__ShowReply *reply, struct json *j);
+void print_policy_commands(const Esgw__Config *c);
+void json_policies(struct json *j, Esgw__Policy *const *policies, size_t n);
+
 /* esgwctl.c: connect to esgw-ctld's socket or die with a message. */
 int connect_ctld(const char *path);
 

@@ -472,6 +472,8 @@ static void print_config_commands(const Esgw__Config *c)
 		       sa->esn ? " esn on" : "", sa->worker);
 		print_lifetime("soft", sa->lifetime_soft);
 		print_lifetime("hard", sa->lifetime_hard);
+		if (sa->udp_encap)
+			printf(" encap udp sport %u dport %u", sa->udp_sport, sa->udp_dport);
 		printf("  # slot %u\n", sa->slot);
 	}
 	for (size_t i = 0; i < c->n_tunnels; i++) {
@@ -492,6 +494,7 @@ static void print_config_commands(const Esgw__Config *c)
 		else
 			printf("route add %s via %s\n", r->prefix, r->via);
 	}
+	print_policy_commands(c);
 }
 
 static void print_config(const Esgw__ShowReply *reply, struct json *j)
@@ -540,6 +543,9 @@ static void print_config(const Esgw__ShowReply *reply, struct json *j)
 		json_kv_bool(j, "esn", sa->esn);
 		json_lifetime(j, "lifetime_soft", sa->lifetime_soft);
 		json_lifetime(j, "lifetime_hard", sa->lifetime_hard);
+		json_kv_bool(j, "udp_encap", sa->udp_encap);
+		json_kv_u64(j, "udp_sport", sa->udp_sport);
+		json_kv_u64(j, "udp_dport", sa->udp_dport);
 		json_object_end(j);
 	}
 	json_array_end(j);
@@ -548,6 +554,7 @@ static void print_config(const Esgw__ShowReply *reply, struct json *j)
 	for (size_t i = 0; i < c->n_tunnels; i++)
 		json_tunnel(j, c->tunnels[i]);
 	json_array_end(j);
+	json_policies(j, c->policies, c->n_policies);
 	json_object_end(j);
 	json_object_end(j);
 }
@@ -571,6 +578,7 @@ void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_STATS: print_stats(reply, j); break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS: print_workers(reply, j); break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG: print_config(reply, j); break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES: print_policies(reply, j); break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE:
 		print_dataplane(reply, as_json); /* a whole document, newline included */
 		return;

@@ -19,13 +19,14 @@ static const char help_text[] =
 	"usage: esgwctl [--socket PATH] [--json] COMMAND\n"
 	"  interface add NAME DEVARGS [mtu N]      e.g. interface add wan net_af_packet0,iface=eth1\n"
 	"  interface del NAME\n"
-	"  interface address add NAME A.B.C.D/LEN\n"
-	"  interface address del NAME A.B.C.D/LEN\n"
+	"  interface address add NAME A.B.C.D/LEN|X:X::X/LEN\n"
+	"  interface address del NAME A.B.C.D/LEN|X:X::X/LEN\n"
 	"  route add PREFIX via ADDR [dev NAME]\n"
 	"  route add PREFIX tunnel NAME\n"
 	"  route del PREFIX\n"
 	"  sa add ID spi SPI alg ALG [crypto-key HEX] [integ-key HEX] [salt HEX]\n"
 	"         [replay-window 64..4096] [esn on|off] [worker N]\n"
+	"         [encap udp [sport N] [dport N]]  RFC 3948 NAT-T; ports 4500 unless given\n"
 	"         [lifetime-soft-bytes N] [lifetime-soft-packets N] [lifetime-soft-seconds N]\n"
 	"         [lifetime-hard-bytes N] [lifetime-hard-packets N] [lifetime-hard-seconds N]\n"
 	"         ALG                     crypto-key        integ-key\n"
@@ -41,7 +42,12 @@ static const char help_text[] =
 	"  tunnel add NAME local ADDR remote ADDR sa-out ID sa-in ID[,ID...]\n"
 	"  tunnel set NAME [sa-out ID] [sa-in ID[,ID...]]   switch SAs at once (rekey)\n"
 	"  tunnel del NAME\n"
-	"  show interfaces|routes|sa|tunnels|stats|workers|config|dataplane\n"
+	"  policy add NAME [src PREFIX] [dst PREFIX] [proto tcp|udp|icmp|sctp|N]\n"
+	"         [sport LO[-HI]] [dport LO[-HI]] [priority N (100; lower first)]\n"
+	"         action protect tunnel NAME sa-out ID [sa-in ID[,ID...]] | action bypass\n"
+	"         | action discard       (add replaces a policy of the same name)\n"
+	"  policy del NAME\n"
+	"  show interfaces|routes|sa|tunnels|policies|stats|workers|config|dataplane\n"
 	"  monitor                                 show dataplane every second until Ctrl-C\n"
 	"  events                                  stream esgw-ctld's events until Ctrl-C\n"
 	"  help\n"
@@ -321,6 +327,16 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 			sa->esn = strcmp(v, "on") == 0;
 		} else if (strncmp(kw, "lifetime-", 9) == 0) {
 			lifetime_option(w, sa, kw);
+		} else if (strcmp(kw, "encap") == 0) {
+			const char *v = next_word(w, "udp");
+
+			if (strcmp(v, "udp") != 0)
+				usage_error("encap: only 'udp' (RFC 3948), not '%s'", v);
+			sa->udp_encap = true;
+		} else if (strcmp(kw, "sport") == 0) {
+			sa->udp_sport = number_word(w, "sport", 65535);
+		} else if (strcmp(kw, "dport") == 0) {
+			sa->udp_dport = number_word(w, "dport", 65535);
 		} else {
 			usage_error("sa add: unknown option '%s'", kw);
 		}
@@ -481,6 +497,8 @@ static const struct {
 	{"worker", ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS},
 	{"config", ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG},
 	{"dataplane", ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE},
+	{"policies", ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES},
+	{"policy", ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES},
 };
 
 static void show_cmd(struct words *w, Esgw__Request *req)
@@ -530,6 +548,8 @@ bool command_parse(int argc, char **argv, Esgw__Request *req)
 		workers_cmd(&w, req);
 	else if (strcmp(object, "show") == 0)
 		show_cmd(&w, req);
+	else if (strcmp(object, "policy") == 0)
+		policy_cmd_parse(argc - w.i, argv + w.i, req);
 	else
 		usage_error("unknown command '%s' (try 'esgwctl help')", object);
 	return true;

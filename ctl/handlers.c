@@ -34,12 +34,32 @@ static int canonical_prefix(const char *s, char *buf, size_t len, uint32_t *addr
 	return 0;
 }
 
+/* The same for IPv6 ("2001:DB8:0::1/64" -> "2001:db8::1/64", RFC 5952). */
+static int canonical_prefix6(const char *s, char *buf, size_t len, uint8_t addr[16], uint8_t *plen)
+{
+	char a[ESGW_IPV6_STRLEN];
+
+	if (s == NULL || strchr(s, '/') == NULL || esgw_parse_prefix6(s, addr, plen) < 0)
+		return -1;
+	snprintf(buf, len, "%s/%u", esgw_fmt_ipv6(addr, a), *plen);
+	return 0;
+}
+
 static Esgw__Status check_interface_address(const char *s, char *canon, size_t len, char *err,
 					    size_t errlen)
 {
 	uint32_t addr;
-	uint8_t plen;
+	uint8_t plen, addr6[16];
 
+	if (esgw_is_ipv6_text(s)) {
+		if (canonical_prefix6(s, canon, len, addr6, &plen) < 0 || plen == 0) {
+			snprintf(err, errlen, "address '%.64s' is not an IPv6 address with a length "
+					      "X:X::X/LEN (LEN 1..128)",
+				 s);
+			return INVALID;
+		}
+		return OK;
+	}
 	if (canonical_prefix(s, canon, len, &addr, &plen) < 0 || plen == 0) {
 		snprintf(err, errlen, "address '%.64s' is not an IPv4 address with a length "
 				      "A.B.C.D/LEN (LEN 1..32)",
@@ -53,7 +73,7 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 				  size_t errlen)
 {
 	const Esgw__Interface *in = req->interface_add;
-	char device[128], other[128], canon[32];
+	char device[128], other[128], canon[64];
 	Esgw__Interface *copy;
 
 	(void)resp;
@@ -102,6 +122,15 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 	copy = msg_clone(in);
 	if (copy->mtu == 0)
 		copy->mtu = 1500;
+	if (strncmp(device, "net_af_packet", 13) == 0 && strstr(copy->devargs, "framecnt=") == NULL) {
+		/* af_packet's kernel ring holds 512 frames by default: 0.2 s of a
+		 * modest stream when rxtx is starved of CPU. 4096 (8 MB) rides out
+		 * such stalls; what still overflows is counted as rx_missed. */
+		char longer[300];
+
+		snprintf(longer, sizeof(longer), "%s,framecnt=4096", copy->devargs);
+		str_set(&copy->devargs, longer);
+	}
 	for (size_t i = 0; i < copy->n_addresses; i++) {
 		check_interface_address(copy->addresses[i], canon, sizeof(canon), err, errlen);
 		str_set(&copy->addresses[i], canon);
@@ -141,7 +170,7 @@ static Esgw__Status address_change(const Esgw__AddressChange *ac, bool add, char
 				   size_t errlen)
 {
 	Esgw__Interface *in = state_interface(ac->interface);
-	char canon[32];
+	char canon[64];
 
 	if (in == NULL) {
 		snprintf(err, errlen, "interface %.40s does not exist", ac->interface);
@@ -190,8 +219,22 @@ static Esgw__Status address_del(const Esgw__Request *req, Esgw__Response *resp, 
 static Esgw__Status route_prefix(const char *s, char *canon, size_t len, char *err, size_t errlen)
 {
 	uint32_t addr;
-	uint8_t plen;
+	uint8_t plen, addr6[16], net6[16];
 
+	if (esgw_is_ipv6_text(s)) {
+		if (canonical_prefix6(s, canon, len, addr6, &plen) < 0) {
+			snprintf(err, errlen, "route prefix '%.64s' is not an IPv6 prefix X:X::X/LEN",
+				 s);
+			return INVALID;
+		}
+		memcpy(net6, addr6, 16);
+		esgw_prefix6_clear_host(net6, plen);
+		if (memcmp(net6, addr6, 16) != 0) {
+			snprintf(err, errlen, "route prefix %s has bits set beyond its length", canon);
+			return INVALID;
+		}
+		return OK;
+	}
 	if (canonical_prefix(s, canon, len, &addr, &plen) < 0) {
 		snprintf(err, errlen, "route prefix '%.64s' is not an IPv4 prefix A.B.C.D/LEN",
 			 s ? s : "");
@@ -209,7 +252,7 @@ static Esgw__Status route_add(const Esgw__Request *req, Esgw__Response *resp, ch
 {
 	const Esgw__Route *r = req->route_add;
 	bool has_via = r->via[0] != '\0', has_tunnel = r->tunnel[0] != '\0';
-	char canon[32];
+	char canon[64];
 	Esgw__Route *copy;
 
 	(void)resp;
@@ -226,6 +269,11 @@ static Esgw__Status route_add(const Esgw__Request *req, Esgw__Response *resp, ch
 	}
 	if (has_via && esgw_check_address(r->via, "next hop", err, errlen) < 0)
 		return INVALID;
+	if (has_via && esgw_is_ipv6_text(r->via) != esgw_is_ipv6_text(canon)) {
+		snprintf(err, errlen, "route %s: next hop %s is of the other address family", canon,
+			 r->via);
+		return INVALID;
+	}
 	if (has_tunnel && r->interface[0] != '\0') {
 		snprintf(err, errlen, "route %s: 'dev' goes only with 'via'", canon);
 		return INVALID;
@@ -248,7 +296,7 @@ static Esgw__Status route_add(const Esgw__Request *req, Esgw__Response *resp, ch
 static Esgw__Status route_del(const Esgw__Request *req, Esgw__Response *resp, char *err,
 			      size_t errlen)
 {
-	char canon[32];
+	char canon[64];
 
 	(void)resp;
 	if (route_prefix(req->route_del->prefix, canon, sizeof(canon), err, errlen) != OK)
@@ -316,6 +364,10 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 	copy->seq_out_floor = 0; /* ctld's to raise, never the client's to set */
 	if (copy->replay_window == 0)
 		copy->replay_window = REPLAY_WINDOW_DEFAULT;
+	if (copy->udp_encap) { /* RFC 3948: 4500 both ways unless told otherwise */
+		copy->udp_sport = copy->udp_sport ? copy->udp_sport : 4500;
+		copy->udp_dport = copy->udp_dport ? copy->udp_dport : 4500;
+	}
 	array_append(&ctld.config->sas, &ctld.config->n_sas, copy);
 	ESGW_INFO("SA %u added: spi 0x%08x, %s, worker %d, slot %d", copy->id, copy->spi,
 		  esgw_algorithm_name(copy->algorithm), worker, slot);
@@ -393,6 +445,11 @@ static Esgw__Status tunnel_add(const Esgw__Request *req, Esgw__Response *resp, c
 	if (esgw_check_address(t->local, "local address", err, errlen) < 0 ||
 	    esgw_check_address(t->remote, "remote address", err, errlen) < 0)
 		return INVALID;
+	if (esgw_is_ipv6_text(t->local) != esgw_is_ipv6_text(t->remote)) {
+		snprintf(err, errlen, "tunnel %s: local %s and remote %s are of different families",
+			 t->name, t->local, t->remote);
+		return INVALID;
+	}
 	if (state_sa(t->sa_out) == NULL) {
 		snprintf(err, errlen, "sa-out: SA %u does not exist", t->sa_out);
 		return NOT_FOUND;
@@ -419,8 +476,14 @@ static Esgw__Status tunnel_del(const Esgw__Request *req, Esgw__Response *resp, c
 			       size_t errlen)
 {
 	const char *name = req->tunnel_del->name;
+	const Esgw__Policy *policy = state_policy_of_tunnel(name);
 
 	(void)resp;
+	if (policy != NULL) {
+		snprintf(err, errlen, "tunnel %s is used by policy %s: delete the policy first",
+			 name, policy->name);
+		return INVALID;
+	}
 	for (size_t r = 0; r < ctld.config->n_routes; r++) {
 		if (strcmp(ctld.config->routes[r]->tunnel, name) == 0) {
 			snprintf(err, errlen, "tunnel %s is used by route %s: delete the route first",
@@ -507,7 +570,8 @@ static Esgw__Status show(const Esgw__Request *req, Esgw__Response *resp, char *e
 	Esgw__ShowRequest__What what = req->show->what;
 
 	if (what <= ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED ||
-	    what > ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE) {
+	    (what > ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE &&
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES)) {
 		snprintf(err, errlen, "show: unknown item %d", what);
 		return INVALID;
 	}
@@ -538,6 +602,8 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_TUNNEL_DEL, tunnel_del, true, false},
 	{ESGW__REQUEST__BODY_TUNNEL_SET, tunnel_set, true, false},
 	{ESGW__REQUEST__BODY_SHOW, show, false, false},
+	{ESGW__REQUEST__BODY_POLICY_ADD, policy_add_handle, true, false},
+	{ESGW__REQUEST__BODY_POLICY_DEL, policy_del_handle, true, false},
 	/* They save and push themselves: a move is several pushes in order. */
 	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
 	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},

@@ -219,12 +219,23 @@ Esgw__DpResponse *dp_stats(struct dp_proc *p)
 	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
 	req.stats = &q;
 	resp = exchange_msg(p, &req);
-	if (resp == NULL)
+	if (resp == NULL) {
+		/* Still the same running process, just slow to answer: its last
+		 * counters beat zeros that would make totals go backwards. */
+		if (p->stats_cache != NULL && p->stats_cache_pid == p->pid && p->pid > 0)
+			return esgw__dp_response__unpack(NULL, p->stats_cache_len, p->stats_cache);
 		return NULL;
+	}
 	if (resp->status != ESGW__STATUS__STATUS_OK || resp->stats == NULL) {
 		dp_stats_free(resp);
 		return NULL;
 	}
+	free(p->stats_cache);
+	p->stats_cache_len = esgw__dp_response__get_packed_size(resp);
+	p->stats_cache = malloc(p->stats_cache_len ? p->stats_cache_len : 1);
+	if (p->stats_cache != NULL)
+		esgw__dp_response__pack(resp, p->stats_cache);
+	p->stats_cache_pid = resp->stats->pid;
 	if (!ctld.opt.standalone)
 		p->pid = resp->stats->pid;
 	/* It forgot a config it acked (restarted behind our back): push again. */
@@ -276,6 +287,11 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 	Esgw__Tunnel *out = state_tunnel_out(sa->id), *in = state_tunnel_in(sa->id);
 	Esgw__Tunnel *t = out ? out : in;
 
+	if (t == NULL) { /* an SA only a policy sends with: its tunnel's endpoints */
+		out = state_policy_tunnel_out(sa->id);
+		t = out;
+	}
+
 	esgw__dp_sa__init(d);
 	d->id = sa->id;
 	d->slot = sa->slot;
@@ -298,6 +314,9 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 	d->lifetime_soft = sa->lifetime_soft; /* borrowed from the config, like the keys */
 	d->lifetime_hard = sa->lifetime_hard;
 	d->worker = (uint32_t)sa->worker;
+	d->udp_encap = sa->udp_encap;
+	d->udp_sport = sa->udp_sport;
+	d->udp_dport = sa->udp_dport;
 	if (t != NULL) {
 		d->local = t->local;
 		d->remote = t->remote;
@@ -318,6 +337,8 @@ static void build_for(struct build *b, const struct dp_proc *p)
 		b->cfg.routes = ctld.config->routes;
 		b->cfg.n_tunnels = ctld.config->n_tunnels;
 		b->cfg.tunnels = ctld.config->tunnels;
+		b->cfg.n_policies = ctld.config->n_policies; /* in evaluation order */
+		b->cfg.policies = ctld.config->policies;
 	}
 	if (strcmp(p->role, "rxtx") == 0)
 		return;

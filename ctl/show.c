@@ -328,6 +328,10 @@ void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply)
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE:
 		dataplane_show(reply);
 		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES:
+		reply->n_policies = ctld.config->n_policies; /* borrowed, in evaluation order */
+		reply->policies = ctld.config->policies;
+		break;
 	default:
 		break;
 	}

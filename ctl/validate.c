@@ -86,9 +86,10 @@ int esgw_check_name(const char *name, const char *what, char *err, size_t errlen
 int esgw_check_address(const char *s, const char *what, char *err, size_t errlen)
 {
 	uint32_t addr;
+	uint8_t addr6[16];
 
-	if (esgw_parse_ipv4(s, &addr) < 0) {
-		snprintf(err, errlen, "%s '%.64s' is not an IPv4 address", what, s ? s : "");
+	if (esgw_parse_ipv4(s, &addr) < 0 && esgw_parse_ipv6(s, addr6) < 0) {
+		snprintf(err, errlen, "%s '%.64s' is not an IPv4 or IPv6 address", what, s ? s : "");
 		return -1;
 	}
 	return 0;
@@ -97,10 +98,11 @@ int esgw_check_address(const char *s, const char *what, char *err, size_t errlen
 int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 {
 	uint32_t addr;
-	uint8_t len;
+	uint8_t len, addr6[16];
 
-	if (esgw_parse_prefix(s, &addr, &len) < 0 || strchr(s, '/') == NULL) {
-		snprintf(err, errlen, "%s '%.64s' is not an IPv4 prefix A.B.C.D/LEN", what,
+	if ((esgw_parse_prefix(s, &addr, &len) < 0 && esgw_parse_prefix6(s, addr6, &len) < 0) ||
+	    strchr(s, '/') == NULL) {
+		snprintf(err, errlen, "%s '%.64s' is not a prefix A.B.C.D/LEN or X:X::X/LEN", what,
 			 s ? s : "");
 		return -1;
 	}
@@ -156,6 +158,11 @@ int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
 	}
 	if (check_lifetimes(sa, err, errlen) < 0)
 		return -1;
+	if (sa->udp_sport > 65535 || sa->udp_dport > 65535 ||
+	    (!sa->udp_encap && (sa->udp_sport != 0 || sa->udp_dport != 0))) {
+		snprintf(err, errlen, "UDP ports go with 'encap udp' and are 1..65535");
+		return -1;
+	}
 	if (sa->replay_window != 0 &&
 	    (sa->replay_window < 64 || sa->replay_window > REPLAY_WINDOW_MAX)) {
 		snprintf(err, errlen, "replay-window %u is out of range 64..%u", sa->replay_window,

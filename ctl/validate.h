@@ -25,6 +25,10 @@ int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 /* Algorithm, key, integrity key and salt lengths, SPI range, replay window. */
 int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen);
 
+/* policy_check.c: name, selector prefixes and port ranges, action and what
+ * it needs (protect: tunnel and sa-out). */
+int esgw_check_policy(const Esgw__Policy *p, char *err, size_t errlen);
+
 /* "aes-gcm-128" <-> ALGORITHM_AES_GCM_128; NULL / UNSPECIFIED when unknown.
  * The table is common/esp_algorithms.h. */
 const char *esgw_algorithm_name(Esgw__Algorithm alg);

@@ -227,7 +227,8 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		return;
 	}
 	if (msg.op != ARP_OP_REQUEST) {
-		rte_pktmbuf_free(m); /* consumed: a reply to us, learnt above */
+		/* Learnt above; the host behind the punt TAP may have asked too. */
+		punt_frame_to_host(r, m, in_port);
 		return;
 	}
 	/* Answer in place: the request's buffer becomes the reply. */
@@ -276,6 +277,10 @@ int arp_resolve(struct router *r, uint16_t port, uint32_t nexthop, struct rte_mb
 
 void arp_timer(struct router *r, uint64_t now)
 {
+	/* The router's other neighbor and fragment timers run at the same
+	 * pace; main.c knows only this one. */
+	nd_timer(r, now);
+	reassembly_timer(r, now);
 	if (r->arp.nb_used == 0)
 		return;
 	for (int i = 0; i < ARP_CACHE_ENTRIES; i++) {

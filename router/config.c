@@ -66,8 +66,10 @@ void router_tables_free(struct router_tables *t)
 	if (t == NULL)
 		return;
 	fib_free(&t->fib);
+	fib6_free(&t->fib6);
 	free(t->tunnels);
 	free(t->sa_in);
+	spd_free(t->spd);
 	free(t);
 }
 
@@ -132,12 +134,13 @@ static int add_ports(struct router_tables *t, const Esgw__DpConfig *cfg, char *e
 			uint32_t addr;
 			uint8_t len;
 
+			if (esgw_is_ipv6_text(ifc->addresses[a]))
+				continue; /* ipv6_tables_build */
 			if (esgw_parse_prefix(ifc->addresses[a], &addr, &len) < 0 || len == 0)
 				FAIL("interface %s: bad address %s", ifc->name, ifc->addresses[a]);
-			port->addrs[a].addr = addr;
-			port->addrs[a].len = len;
+			port->addrs[port->nb_addrs].addr = addr;
+			port->addrs[port->nb_addrs++].len = len;
 		}
-		port->nb_addrs = ifc->n_addresses;
 	}
 	return 0;
 fail:
@@ -181,6 +184,8 @@ static int build_fib(struct router_tables *t, const Esgw__DpConfig *cfg, char *e
 		const Esgw__Route *rc = cfg->routes[i];
 		struct fib_route *rt = &routes[n];
 
+		if (esgw_is_ipv6_text(rc->prefix))
+			continue; /* ipv6_tables_build */
 		if (esgw_parse_prefix(rc->prefix, &rt->prefix, &rt->len) < 0)
 			FAIL("route %s: bad prefix", rc->prefix);
 		if (rc->tunnel[0] != '\0') {
@@ -263,9 +268,13 @@ static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char 
 		if (strlen(tc->name) >= sizeof(tun->name))
 			FAIL("tunnel name too long: %s", tc->name);
 		strcpy(tun->name, tc->name);
-		if (esgw_parse_ipv4(tc->local, &tun->local) < 0 ||
-		    esgw_parse_ipv4(tc->remote, &tun->remote) < 0)
+		if (esgw_is_ipv6_text(tc->local)) {
+			if (ipv6_tunnel_endpoints(t, tun, tc->local, tc->remote) < 0)
+				FAIL("tunnel %s: bad local or remote address", tc->name);
+		} else if (esgw_parse_ipv4(tc->local, &tun->local) < 0 ||
+			   esgw_parse_ipv4(tc->remote, &tun->remote) < 0) {
 			FAIL("tunnel %s: bad local or remote address", tc->name);
+		}
 		if (sa == NULL)
 			FAIL("tunnel %s: outbound SA %u not in the configuration", tc->name,
 			     tc->sa_out);
@@ -273,12 +282,17 @@ static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char 
 			return -1;
 		tun->sa_out_slot = sa->slot;
 		tun->worker = sa->worker;
+		tunnel_set_overhead(tun, (unsigned int)sa->algorithm); /* frag.c: inner MTU */
 
 		/* The outer packet leaves by a port route; a remote routed into a
 		 * tunnel (or to ourselves) would loop, so it stays unresolved and
 		 * its packets count as no_route. */
-		outer = fib_lookup(&t->fib, tun->remote);
-		if (outer != NULL && (outer->kind == FIB_CONNECTED || outer->kind == FIB_VIA)) {
+		outer = tun->outer_ipv6 ? NULL : fib_lookup(&t->fib, tun->remote);
+		if (tun->outer_ipv6) {
+			if (!tun->outer_resolved)
+				ESGW_WARN("tunnel %s: no route over a port to remote %s", tc->name,
+					  tc->remote);
+		} else if (outer != NULL && (outer->kind == FIB_CONNECTED || outer->kind == FIB_VIA)) {
 			tun->outer_resolved = 1;
 			tun->outer_port = outer->port;
 			tun->outer_nexthop = outer->kind == FIB_VIA ? outer->gateway : tun->remote;
@@ -305,7 +319,10 @@ static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char 
 							    .slot = in->slot,
 							    .worker = in->worker,
 							    .remote = tun->remote,
+							    .udp_port = natt_local_port(in),
 							    .used = 1};
+			t->sa_in[h].remote_ipv6 = tun->outer_ipv6;
+			memcpy(t->sa_in[h].remote6, tun->remote6, 16);
 		}
 	}
 	return 0;
@@ -325,8 +342,9 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	}
 	t->generation = cfg->generation;
 	t->workers = cfg->workers;
-	if (add_ports(t, cfg, err, errlen) < 0 || build_fib(t, cfg, err, errlen) < 0 ||
-	    add_tunnels(t, cfg, err, errlen) < 0) {
+	if (router_ipv6_init(r) < 0 || add_ports(t, cfg, err, errlen) < 0 ||
+	    build_fib(t, cfg, err, errlen) < 0 || ipv6_tables_build(t, cfg, err, errlen) < 0 ||
+	    add_tunnels(t, cfg, err, errlen) < 0 || spd_build(t, cfg, err, errlen) < 0) {
 		router_tables_free(t);
 		return -1;
 	}
@@ -337,10 +355,13 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 		snprintf(ring_name, sizeof(ring_name), ESGW_RING_CRYPTO_FMT, w);
 		r->crypto_ring[w] = rte_ring_lookup(ring_name);
 	}
+	natt_ports_build(t, cfg);
+	punt_ring_lookup(r); /* rxtx may have created it since */
 	router_flush(r); /* batches hold ring pointers of the old tables */
 	/* After the flush: the markers go behind every packet already sent. */
 	router_handover_begin(r, r->tables, t);
 	arp_cache_prune(r, t);
+	nd_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;
 	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels", (unsigned long)cfg->generation,

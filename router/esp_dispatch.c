@@ -12,7 +12,9 @@ static int worker_missing(const struct router *r, uint32_t worker)
 	       (r->tables->workers != 0 && worker >= r->tables->workers);
 }
 
-void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port)
+/* udp_port: the local UDP port the ESP arrived on (RFC 3948), 0 for plain
+ * ESP. An SA takes only the encapsulation it was configured with. */
+static void esp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port, uint16_t udp_port)
 {
 	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
 	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
@@ -28,7 +30,7 @@ void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 	sa = router_sa_in_lookup(r->tables, spi);
 	/* An SA belongs to one peer: ESP from elsewhere with its SPI is not
 	 * worth a decryption attempt. */
-	if (sa == NULL || sa->remote != read_be32(ip + 12)) {
+	if (sa == NULL || sa->remote != read_be32(ip + 12) || sa->udp_port != udp_port) {
 		router_drop(r, m, ESGW_DROP_NO_SA);
 		return;
 	}
@@ -43,12 +45,28 @@ void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 	router_send_crypto(r, sa->worker, m);
 }
 
+void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port)
+{
+	esp_input(r, m, in_port, 0);
+}
+
+void esp_input_udp(struct router *r, struct rte_mbuf *m, uint16_t in_port, uint16_t udp_port)
+{
+	esp_input(r, m, in_port, udp_port);
+}
+
 void esp_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
+{
+	esp_output_sa(r, m, t, t->sa_out_slot, t->worker);
+}
+
+void esp_output_sa(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t,
+		   uint32_t sa_slot, uint32_t worker)
 {
 	struct rte_ether_addr mac;
 	struct esgw_meta *meta;
 
-	if (worker_missing(r, t->worker)) {
+	if (worker_missing(r, worker)) {
 		router_drop(r, m, ESGW_DROP_NO_WORKER);
 		return;
 	}
@@ -60,9 +78,9 @@ void esp_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router
 		return; /* held: comes back through router_output_ip when resolved */
 	meta = esgw_meta(m);
 	meta->kind = ESGW_PKT_ENCRYPT;
-	meta->sa_slot = t->sa_out_slot;
+	meta->sa_slot = sa_slot;
 	meta->out_port = t->outer_port;
 	meta->dst_mac = mac;
 	meta->src_mac = r->tables->ports[t->outer_port].mac;
-	router_send_crypto(r, t->worker, m);
+	router_send_crypto(r, worker, m);
 }

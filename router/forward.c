@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The IPv4 path: Ethernet demultiplexing, header validation, local delivery
- * (ICMP, ESP), TTL, FIB lookup and output to a port (with ARP) or a tunnel. */
+/* The IPv4 path: Ethernet demultiplexing (IPv6 goes to ipv6.c), header
+ * validation, local delivery (ICMP, ESP), TTL, FIB lookup and output to a port
+ * (with ARP) or a tunnel. */
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -13,9 +14,11 @@ static void deliver_local(struct router *r, struct rte_mbuf *m)
 {
 	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
 
-	if (ipv4_is_fragment(ip)) { /* no reassembly: ESP and echo come whole */
-		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
-		return;
+	if (ipv4_is_fragment(ip)) { /* fragmented ESP (or echo): reassembly.c */
+		m = reassembly_input(r, m);
+		if (m == NULL)
+			return; /* held until complete, or dropped */
+		ip = rte_pktmbuf_mtod(m, const uint8_t *);
 	}
 	switch (ip[9]) {
 	case IPPROTO_ICMP_NUM:
@@ -24,8 +27,11 @@ static void deliver_local(struct router *r, struct rte_mbuf *m)
 	case IPPROTO_ESP_NUM:
 		esp_input_local(r, m, esgw_meta(m)->in_port);
 		break;
-	default:
-		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+	case IPPROTO_UDP_NUM: /* ESP in UDP, NAT keepalives, IKE (natt.c) */
+		udp_input_local(r, m, esgw_meta(m)->in_port);
+		break;
+	default: /* TCP (SSH to the gateway) and the rest: the host's stack */
+		punt_to_host(r, m);
 		break;
 	}
 }
@@ -38,8 +44,8 @@ static void send_to_port(struct router *r, struct rte_mbuf *m, uint16_t port_id,
 	struct rte_ether_hdr *eth;
 
 	if (rte_pktmbuf_pkt_len(m) > port->mtu) {
-		/* No fragmentation in the fast path; hosts use PMTU discovery. */
-		router_drop(r, m, ESGW_DROP_TOO_BIG);
+		/* DF: ICMP "fragmentation needed"; else fragments (frag.c). */
+		ipv4_output_too_big(r, m, port->mtu);
 		return;
 	}
 	if (!arp_resolve(r, port_id, nexthop, m, &mac))
@@ -58,6 +64,9 @@ static void send_to_port(struct router *r, struct rte_mbuf *m, uint16_t port_id,
 static void send_by_route(struct router *r, struct rte_mbuf *m, const struct fib_route *rt,
 			  uint32_t dst)
 {
+	/* Policies override the route (spd.c): protected or dropped here. */
+	if (rt->kind != FIB_LOCAL && spd_output(r, m))
+		return;
 	switch (rt->kind) {
 	case FIB_CONNECTED:
 		send_to_port(r, m, rt->port, dst);
@@ -66,7 +75,8 @@ static void send_by_route(struct router *r, struct rte_mbuf *m, const struct fib
 		send_to_port(r, m, rt->port, rt->gateway);
 		break;
 	case FIB_TUNNEL:
-		esp_output_tunnel(r, m, &r->tables->tunnels[rt->tunnel]);
+		/* Checks the inner MTU of the tunnel first (frag.c). */
+		tunnel_output(r, m, &r->tables->tunnels[rt->tunnel]);
 		break;
 	default: /* FIB_LOCAL: the gateway does not send to itself */
 		router_drop(r, m, ESGW_DROP_NO_ROUTE);
@@ -76,8 +86,15 @@ static void send_by_route(struct router *r, struct rte_mbuf *m, const struct fib
 
 void router_output_ip(struct router *r, struct rte_mbuf *m)
 {
-	uint32_t dst = read_be32(rte_pktmbuf_mtod(m, const uint8_t *) + 16);
-	const struct fib_route *rt = fib_lookup(&r->tables->fib, dst);
+	uint32_t dst;
+	const struct fib_route *rt;
+
+	if (rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4 == 6) { /* held by ND or ARP */
+		ipv6_output(r, m);
+		return;
+	}
+	dst = read_be32(rte_pktmbuf_mtod(m, const uint8_t *) + 16);
+	rt = fib_lookup(&r->tables->fib, dst);
 
 	if (rt == NULL) {
 		router_drop(r, m, ESGW_DROP_NO_ROUTE);
@@ -139,6 +156,13 @@ static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
 
 void router_input_ip(struct router *r, struct rte_mbuf *m)
 {
+	/* Decrypted: it must be traffic its SA's policies allow (spd.c). */
+	if (spd_inbound_check(r, m) < 0)
+		return;
+	if (rte_pktmbuf_data_len(m) >= 1 && rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4 == 6) {
+		ipv6_input(r, m, 0); /* decrypted IPv6 (next header 41) */
+		return;
+	}
 	input_ip(r, m, 0);
 }
 
@@ -175,6 +199,11 @@ void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 
 		rte_pktmbuf_adj(m, ETHER_HEADER_LEN);
 		input_ip(r, m, l2_multicast);
+	} else if (type == RTE_ETHER_TYPE_IPV6) {
+		int l2_multicast = rte_is_multicast_ether_addr(&eth->dst_addr);
+
+		rte_pktmbuf_adj(m, ETHER_HEADER_LEN); /* the L2 header stays readable before data */
+		ipv6_input(r, m, l2_multicast);
 	} else {
 		router_drop(r, m, ESGW_DROP_NOT_IP);
 	}

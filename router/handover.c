@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "router.h"
+#include "spd.h"
 
 #define NO_WORKER 0xff
 
@@ -23,6 +24,9 @@ static void slot_workers(const struct router_tables *t, uint8_t workers[ESGW_MAX
 	for (uint32_t i = 0; t->sa_in != NULL && i <= t->sa_in_mask; i++)
 		if (t->sa_in[i].used)
 			workers[t->sa_in[i].slot] = (uint8_t)t->sa_in[i].worker;
+	for (uint32_t i = 0; t->spd != NULL && i < t->spd->nb_policies; i++) /* policies' SAs */
+		if (t->spd->policies[i].usable)
+			workers[t->spd->policies[i].sa_slot] = (uint8_t)t->spd->policies[i].worker;
 }
 
 /* Enqueue one marker; 0, or -1 if the ring or the pool refused (retry later:

@@ -23,6 +23,12 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m)
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
+	/* Other ICMP to one of our addresses (echo replies, unreachables,
+	 * "fragmentation needed") is for the host's stack: its ping, its TCP. */
+	if (icmp[0] != ICMP_ECHO_REQUEST && to != NULL && to->kind == FIB_LOCAL) {
+		punt_to_host(r, m);
+		return;
+	}
 	/* Only echo, only to one of our addresses: answering a broadcast ping
 	 * or a martian source would make the gateway an amplifier. */
 	if (icmp[0] != ICMP_ECHO_REQUEST || to == NULL || to->kind != FIB_LOCAL ||
@@ -44,7 +50,7 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m)
 	router_output_ip(r, m);
 }
 
-static int icmp_rate_allows(struct router *r)
+int icmp_rate_allows(struct router *r)
 {
 	if (r->now - r->icmp_window >= r->hz) {
 		r->icmp_window = r->now;
@@ -57,6 +63,12 @@ static int icmp_rate_allows(struct router *r)
 }
 
 void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code)
+{
+	icmp_send_error_rest(r, orig, type, code, 0);
+}
+
+void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t type,
+			  uint8_t code, uint32_t rest)
 {
 	const uint8_t *ip = rte_pktmbuf_mtod(orig, const uint8_t *);
 	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
@@ -94,6 +106,7 @@ void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type
 	memset(out, 0, ICMP_HEADER_LEN);
 	out[0] = type;
 	out[1] = code;
+	write_be32(out + 4, rest); /* e.g. the next-hop MTU (RFC 1191) */
 	memcpy(out + ICMP_HEADER_LEN, ip, quote);
 	write_be16(out + 2, inet_checksum(out, ICMP_HEADER_LEN + quote));
 	r->ctr.icmp_errors_sent++;

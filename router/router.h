@@ -14,6 +14,7 @@
 
 #include "dp.h"
 #include "fib.h"
+#include "fib6.h"
 
 #define ROUTER_MAX_ADDRS 16    /* addresses per interface */
 #define ROUTER_BATCH (2 * ESGW_BURST)
@@ -31,6 +32,11 @@ struct router_port {
 		uint8_t len;
 	} addrs[ROUTER_MAX_ADDRS];
 	struct rte_ring *tx_ring;
+	uint32_t nb_addrs6; /* IPv6 addresses (ipv6.c) */
+	struct {
+		uint8_t addr[16];
+		uint8_t len;
+	} addrs6[ROUTER_MAX_ADDRS];
 };
 
 struct router_tunnel {
@@ -42,6 +48,13 @@ struct router_tunnel {
 	int outer_resolved;
 	uint16_t outer_port;
 	uint32_t outer_nexthop;
+	/* IPv6 outer header (ipv6.c): local6/remote6/outer_nexthop6 instead. */
+	uint8_t outer_ipv6;
+	uint8_t local6[16], remote6[16], outer_nexthop6[16];
+	/* ESP overhead of the outbound SA's algorithm (frag.c): the inner
+	 * packet may have ((mtu - overhead_fixed) / block) * block - 2 bytes. */
+	uint16_t overhead_fixed;
+	uint8_t block_len;
 };
 
 /* Inbound SA by SPI (open addressing, built once per configuration). */
@@ -50,18 +63,29 @@ struct router_sa_in {
 	uint32_t slot;
 	uint32_t worker;
 	uint32_t remote; /* outer source the SA's tunnel expects */
+	uint8_t remote_ipv6; /* an IPv6 tunnel: remote6 instead of remote */
+	uint8_t remote6[16];
+	uint16_t udp_port; /* RFC 3948: our UDP port it arrives on; 0: plain ESP */
 	uint8_t used;
 };
+
+#define ROUTER_NATT_PORTS_MAX 8 /* distinct local UDP encapsulation ports */
+struct spd_table;
 
 struct router_tables {
 	uint64_t generation;
 	uint32_t workers; /* 0: not told, do not check */
 	struct router_port ports[ESGW_MAX_PORTS];
 	struct fib fib;
+	struct fib6 fib6; /* IPv6 routes (fib6.c) */
 	struct router_tunnel *tunnels;
 	uint32_t nb_tunnels;
 	struct router_sa_in *sa_in;
 	uint32_t sa_in_mask; /* table size - 1, a power of two minus one */
+	struct spd_table *spd; /* NULL: no policies (spd.c) */
+	/* Local ports of UDP-encapsulated SAs, 4500 always among them (natt.c). */
+	uint16_t natt_ports[ROUTER_NATT_PORTS_MAX];
+	uint32_t nb_natt_ports;
 };
 
 #define FOREACH_ROUTER_COUNTER(X)                                                 \
@@ -72,7 +96,15 @@ struct router_tables {
 	X(arp_requests_sent)                                                       \
 	X(arp_replies_sent)                                                        \
 	X(icmp_echo_replies)                                                       \
-	X(icmp_errors_sent)
+	X(icmp_errors_sent)                                                        \
+	X(nd_solicitations_sent)                                                   \
+	X(nd_advertisements_sent)                                                  \
+	X(icmp6_echo_replies)                                                      \
+	X(icmp6_errors_sent)                                                       \
+	X(fragments_sent)                                                          \
+	X(datagrams_reassembled)                                                   \
+	X(natt_keepalive)                                                          \
+	X(punted)
 
 struct router_counters {
 #define ROUTER_COUNTER_FIELD(name) uint64_t name;
@@ -107,6 +139,7 @@ struct router {
 	struct rte_ring *crypto_ring[ESGW_MAX_WORKERS];
 	struct rte_ring *decrypted_ring[ESGW_MAX_WORKERS]; /* from crypto worker N */
 	struct router_tables *tables;
+	struct rte_ring *punt_ring; /* to the host's TAP via rxtx (punt.c); may be NULL */
 	struct arp_cache arp;
 	struct ring_batch tx[ESGW_MAX_PORTS];
 	struct ring_batch crypto[ESGW_MAX_WORKERS];
@@ -116,8 +149,12 @@ struct router {
 	uint64_t next_timer;  /* TSC of the next ARP timer run */
 	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
 	uint32_t icmp_budget;
+	uint64_t punt_window; /* TSC start of the window in which punt_budget counts */
+	uint32_t punt_budget;
 	struct router_handover handovers[ESGW_MAX_SA]; /* markers the ring refused */
 	uint32_t nb_handovers;
+	struct nd_cache *nd;            /* IPv6 neighbors (nd.c) */
+	struct reassembly_table *reasm; /* IPv4 fragments to us (reassembly.c) */
 };
 
 static inline struct router *router_of(struct esgw_dp *dp)
@@ -175,8 +212,46 @@ void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type
 /* esp_dispatch.c */
 /* ESP to a gateway address (IPv4 packet without L2): to its SA's worker. */
 void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+/* The same for ESP that arrived in UDP to local port udp_port (natt.c has
+ * taken the UDP header out): only an SA encapsulated on that port takes it. */
+void esp_input_udp(struct router *r, struct rte_mbuf *m, uint16_t in_port, uint16_t udp_port);
+/* A packet protected by a policy: to the worker of SA slot over tunnel t. */
+void esp_output_sa(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t,
+		   uint32_t sa_slot, uint32_t worker);
 /* A packet routed into a tunnel (TTL final): to the outbound SA's worker. */
 void esp_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t);
+
+/* spd.c: policies (SPD) */
+/* Build t->spd from cfg->policies (after the tunnels). 0, or -1 with err. */
+int spd_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
+void spd_free(struct spd_table *spd);
+/* An IPv4 packet (no L2) about to be sent by route: if a policy matches, do
+ * what it says (protect, drop) and return 1 with m consumed; 0 if the packet
+ * goes on by its route (bypass or no policy matched). */
+int spd_output(struct router *r, struct rte_mbuf *m);
+/* A decrypted packet: 0 if it may go on, -1 if it matches no protect policy
+ * of the SA it arrived on (dropped, POLICY_MISMATCH). */
+int spd_inbound_check(struct router *r, struct rte_mbuf *m);
+
+/* natt.c: UDP to a gateway address (RFC 3948 ESP-in-UDP, NAT keepalives,
+ * IKE). Consumes m. */
+void udp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+/* The same over IPv6 (m: IPv6 packet without L2, UDP after the fixed header). */
+void udp6_input_local(struct router *r, struct rte_mbuf *m);
+/* Collect the local UDP encapsulation ports of cfg's SAs into t. */
+void natt_ports_build(struct router_tables *t, const Esgw__DpConfig *cfg);
+/* The local port an inbound SA takes ESP-in-UDP on; 0 for plain ESP. */
+uint16_t natt_local_port(const Esgw__DpSa *sa);
+
+/* punt.c: hand an IPv4 packet to one of the gateway's addresses (L2
+ * stripped; of a received frame still in the headroom) to the host's own
+ * stack through rxtx and a TAP. Consumes m. */
+void punt_to_host(struct router *r, struct rte_mbuf *m);
+/* A copy for the host of a frame the router consumed itself (an ARP reply
+ * to one of its addresses): the host's ARP asked through the TAP too.
+ * Consumes m. */
+void punt_frame_to_host(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+void punt_ring_lookup(struct router *r);
 
 /* handover.c */
 /* Between bursts, before new tables replace old: a marker into the old
@@ -188,5 +263,8 @@ void router_handover_retry(struct router *r);
 
 /* stats.c */
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats);
+
+/* IPv6, neighbor discovery, ICMPv6, MTU, fragments and reassembly. */
+#include "ipv6.h"
 
 #endif

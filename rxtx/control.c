@@ -1,23 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* rxtx's answers on the control socket: the pushed DpConfig (nothing in it
- * concerns rxtx yet) and DpStats with per-port and per-process counters. */
+/* rxtx's answers on the control socket: the pushed DpConfig (its interfaces
+ * name the punt TAPs and give them their addresses) and DpStats with per-port
+ * and per-process counters. */
+#include <string.h>
+
 #include <rte_ethdev.h>
 
 #include "rxtx.h"
 
 int rxtx_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
-	/* Ports come from the command line; interface MTU and addresses are the
-	 * router's business. Accepting keeps ctld's push uniform. */
-	(void)dp;
-	(void)cfg;
+	/* Ports come from the command line. The punt TAPs follow the
+	 * interfaces' names, addresses and MTU; a TAP that cannot be made is
+	 * logged and its punts counted as punted_no_host, but it is no reason
+	 * to refuse the configuration the forwarding path needs. */
 	(void)err;
 	(void)errlen;
+	rxtx_punt_configure((struct rxtx *)dp, cfg);
 	return 0;
 }
 
-static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port)
+static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port, uint64_t *missed)
 {
+	const struct rxtx *rx = (const struct rxtx *)dp;
 	Esgw__DpPortStats *ps = esgw_dp_alloc(dp, sizeof(*ps));
 	char name[RTE_ETH_NAME_MAX_LEN] = "";
 	struct rte_eth_stats st = {0};
@@ -34,7 +39,8 @@ static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port)
 	ps->tx_packets = st.opackets;
 	ps->rx_bytes = st.ibytes;
 	ps->tx_bytes = st.obytes;
-	ps->rx_missed = st.imissed;
+	ps->rx_missed = st.imissed + rx->kernel_drops[port];
+	*missed += ps->rx_missed;
 	ps->tx_errors = st.oerrors;
 	return ps;
 }
@@ -42,18 +48,25 @@ static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port)
 void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 {
 	struct rxtx *rx = (struct rxtx *)dp;
+	uint64_t drops_now[ESGW_DROP_MAX], missed = 0;
 	Esgw__Counter **drops;
 	size_t n_drops, n = 0;
 
+	rxtx_kernel_drops_poll(rx);
 	stats->ports = esgw_dp_alloc(dp, rx->nb_ports * sizeof(*stats->ports));
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
-		stats->ports[i] = port_stats(dp, rx->ports[i]);
+		stats->ports[i] = port_stats(dp, rx->ports[i], &missed);
 	stats->n_ports = rx->nb_ports;
 
-	drops = esgw_dp_drop_counters(dp, rx->drops, &n_drops);
-	stats->counters = esgw_dp_alloc(dp, (2 + n_drops) * sizeof(*stats->counters));
+	/* Frames the ports dropped before we saw them count like our own drops. */
+	memcpy(drops_now, rx->drops, sizeof(drops_now));
+	drops_now[ESGW_DROP_RX_MISSED] = missed;
+	drops = esgw_dp_drop_counters(dp, drops_now, &n_drops);
+	stats->counters = esgw_dp_alloc(dp, (4 + n_drops) * sizeof(*stats->counters));
 	stats->counters[n++] = esgw_dp_counter(dp, "rx_packets", rx->rx_packets);
 	stats->counters[n++] = esgw_dp_counter(dp, "tx_packets", rx->tx_packets);
+	stats->counters[n++] = esgw_dp_counter(dp, "punt_tx", rx->punt_tx);
+	stats->counters[n++] = esgw_dp_counter(dp, "punt_rx", rx->punt_rx);
 	for (size_t i = 0; i < n_drops; i++)
 		stats->counters[n++] = drops[i];
 	stats->n_counters = n;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding loop: frames from the ports go to the router's input ring,
- * frames on the per-port TX rings go out of their port. Sleeps on the rxtx
+ * frames on the per-port TX rings go out of their port, punted frames go to
+ * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on the rxtx
  * doorbell when idle; a TX enqueue wakes it at once, but the ports have no
  * doorbell, so it wakes every millisecond to poll them, and every 5 ms once
  * they have been quiet for ~100 ms. */
@@ -123,7 +124,7 @@ static int tx_pending(void *arg)
 	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			return 1;
-	return 0;
+	return rx->punt != NULL && rte_ring_count(rx->punt) != 0;
 }
 
 void rxtx_loop(struct rxtx *rx)
@@ -132,7 +133,10 @@ void rxtx_loop(struct rxtx *rx)
 
 	while (!esgw_dp_quit) {
 		uint64_t begin = rte_rdtsc();
-		unsigned int n = rx_round(rx) + tx_round(rx);
+		/* Punts, and the host's frames from the TAPs: always right after
+		 * a sleep, otherwise every TAP_POLL_US (punt.c). */
+		unsigned int n = rx_round(rx) + tx_round(rx) +
+				 rxtx_punt_round(rx, idle >= RXTX_IDLE_SPINS);
 
 		esgw_stage_round(&rx->dp.cycles, begin, n);
 		if (n) {

@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 		goto fail_eal;
 	if (rxtx_ports_start(&rx) < 0)
 		goto fail_ports;
+	rxtx_kernel_drops_find(&rx);
 	/* Last: the socket appearing is what tells esgw-ctld we are ready. */
 	if (esgw_dp_ctl_open(&rx.dp, "rxtx") < 0)
 		goto fail_ports;
@@ -44,6 +45,7 @@ int main(int argc, char **argv)
 	rxtx_loop(&rx);
 
 	ESGW_INFO("stopping");
+	rxtx_punt_stop(&rx);
 	rxtx_ports_stop(&rx);
 	esgw_dp_ctl_close(&rx.dp);
 	rte_eal_cleanup();

@@ -89,7 +89,7 @@ int rxtx_ports_find(struct rxtx *rx)
 	return 0;
 }
 
-static int port_start(struct rxtx *rx, uint16_t port, const char *name)
+int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promiscuous)
 {
 	struct rte_eth_conf conf = {0}; /* rxmode.mtu 0: the device default */
 	struct rte_eth_dev_info info;
@@ -133,7 +133,7 @@ static int port_start(struct rxtx *rx, uint16_t port, const char *name)
 	}
 	/* The router answers ARP for its own addresses on any MAC, and a tunnel
 	 * endpoint may be reached through a virtual MAC: take everything. */
-	rc = rte_eth_promiscuous_enable(port);
+	rc = promiscuous ? rte_eth_promiscuous_enable(port) : 0;
 	if (rc != 0)
 		ESGW_WARN("port %s: promiscuous mode: %s", name, rte_strerror(-rc));
 	rte_eth_dev_get_mtu(port, &mtu);
@@ -150,7 +150,7 @@ int rxtx_ports_start(struct rxtx *rx)
 		uint16_t port = rx->ports[rx->nb_started];
 
 		rte_eth_dev_get_name_by_port(port, name);
-		if (port_start(rx, port, name) < 0) {
+		if (rxtx_port_start(rx, port, name, true) < 0) {
 			/* A configured but not started port is closed like the others. */
 			rte_eth_dev_close(port);
 			return -1;

@@ -63,6 +63,11 @@ int rxtx_shared_create(struct rxtx *rx)
 		if (rx->crypto[w] == NULL || rx->decrypted[w] == NULL || rx->worker_tx[w] == NULL)
 			goto fail;
 	}
+	/* Frames for the host's stack (punt.c), even before a TAP exists: the
+	 * router then learns that rxtx, not it, has to count them. */
+	rx->punt = ring_create(ESGW_RING_PUNT, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	if (rx->punt == NULL)
+		goto fail;
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
 
@@ -93,6 +98,8 @@ void rxtx_shared_free(struct rxtx *rx)
 	}
 	rte_ring_free(rx->router_in);
 	rx->router_in = NULL;
+	rte_ring_free(rx->punt);
+	rx->punt = NULL;
 	if (rx->shared_mz != NULL)
 		rte_memzone_free(rx->shared_mz);
 	rx->shared_mz = NULL;

@@ -4,6 +4,7 @@
 #ifndef ESGW_RXTX_H
 #define ESGW_RXTX_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mempool.h>
@@ -27,6 +28,20 @@ struct rxtx {
 	uint64_t rx_packets;
 	uint64_t tx_packets;
 	uint64_t drops[ESGW_DROP_MAX];
+	/* kernel_drops.c: AF_PACKET sockets of each port and their drops. */
+#define RXTX_KDROP_FDS 4
+	int kdrop_fd[ESGW_MAX_PORTS][RXTX_KDROP_FDS];
+	uint8_t kdrop_nfd[ESGW_MAX_PORTS];
+	uint64_t kernel_drops[ESGW_MAX_PORTS];
+	/* punt.c: frames the router punts to the host's stack (ring esgw.punt)
+	 * and, per dataplane port, the TAP interface that hands them over. */
+	struct rte_ring *punt;
+	bool has_tap[ESGW_MAX_PORTS];      /* by dataplane port id */
+	uint16_t tap[ESGW_MAX_PORTS];      /* its TAP's port id */
+	char tap_name[ESGW_MAX_PORTS][16]; /* its TAP's Linux name */
+	uint64_t next_tap_poll;            /* TSC: TAPs are polled at most this often */
+	uint64_t punt_tx;                  /* frames written to a TAP */
+	uint64_t punt_rx;                  /* frames the host sent, out of their port */
 };
 
 /* rings.c: the mbuf pool, the shared table and the rings, in that order. */
@@ -39,6 +54,22 @@ int rxtx_ports_find(struct rxtx *rx);
 int rxtx_ports_start(struct rxtx *rx);
 void rxtx_ports_stop(struct rxtx *rx);
 void rxtx_port_mac(uint16_t port_id, char *buf, size_t len);
+
+/* kernel_drops.c: drops in af_packet's kernel ring, which the driver hides. */
+void rxtx_kernel_drops_find(struct rxtx *rx);
+void rxtx_kernel_drops_poll(struct rxtx *rx);
+
+/* ports.c: configure one RX and one TX queue, start, and (for the
+ * dataplane ports) take every frame. */
+int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promiscuous);
+
+/* punt.c: a TAP per configured interface, with the interface's MAC, IPv4
+ * addresses and MTU; frames between the TAPs, the punt ring and the ports. */
+int rxtx_punt_configure(struct rxtx *rx, const Esgw__DpConfig *cfg);
+unsigned int rxtx_punt_round(struct rxtx *rx, int poll_taps);
+void rxtx_punt_stop(struct rxtx *rx);
+/* host_addr.c: make the Linux interface's IPv4 addresses and MTU those of ifc. */
+int rxtx_host_addr_sync(const char *ifname, int ifindex, const Esgw__DpInterface *ifc);
 
 /* loop.c: forward until SIGTERM. */
 void rxtx_loop(struct rxtx *rx);

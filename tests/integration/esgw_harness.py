@@ -518,6 +518,54 @@ class Gateway:
             self.name, self.baseline, now)
 
 
+def require_root_and_binaries():
+    """Skip (not fail) where the tests cannot run: not root, or not built."""
+    import pytest
+    if os.geteuid() != 0:
+        pytest.skip("needs root (network namespaces, hugepages)")
+    missing = missing_binaries()
+    if missing:
+        pytest.skip("not built in %s: %s" % (ESGW_BUILD, ", ".join(missing)))
+
+
+def stop_all(gateways, topo):
+    """Stops the gateways, deletes the topology; returns the problems seen
+    (an unclean shutdown is a test failure)."""
+    problems = []
+    for gw in gateways:
+        gw_problems = gw.stop()
+        if gw_problems:
+            gw.print_logs()
+            problems += ["%s: %s" % (gw.name, p) for p in gw_problems]
+    topo.teardown()
+    if not problems:
+        # Logs of failed tests are already in their reports.
+        shutil.rmtree(os.path.join(WORK_ROOT, topo.tag), ignore_errors=True)
+    return problems
+
+
+@contextlib.contextmanager
+def gateway_pair(workers=1, prepare=None):
+    """h1 -- gw1 -- gw2 -- h2 with both gateways started but not configured.
+    prepare(ns), if given, runs on the topology before the gateways start.
+    Yields (ns, gw1, gw2); everything is torn down afterwards, and an unclean
+    shutdown fails the caller."""
+    topo = Topology()
+    gateways = []
+    try:
+        ns = build_standard(topo)
+        if prepare is not None:
+            prepare(ns)
+        for name in ("gw1", "gw2"):
+            gw = Gateway(name, ns[name], topo.tag, workers=workers)
+            gateways.append(gw)
+            gw.start()
+        yield ns, gateways[0], gateways[1]
+    finally:
+        problems = stop_all(gateways, topo)
+    assert not problems, "unclean shutdown: " + "; ".join(problems)
+
+
 def sa_add_args(sa_id, spi, alg):
     k = KEYS[alg][spi]
     args = ["sa", "add", sa_id, "spi", spi, "alg", alg, "crypto-key", k["crypto"]]

@@ -3,10 +3,7 @@
 algorithm of esgw's table and SA options (esn, lifetimes), for the algorithm,
 ESN, lifetime and rekey tests. Namespaces are named hi<pid>n<k>-*."""
 
-import contextlib
 import hashlib
-import os
-import shutil
 
 import esgw_harness as h
 
@@ -39,12 +36,6 @@ def sa_args(sa_id, spi, alg, extra=()):
     return args + list(extra)
 
 
-class HiTopology(h.Topology):
-    def __init__(self):
-        super().__init__()
-        self.tag = self.tag.replace("et", "hi", 1)
-
-
 def configure(gw, side, alg, out_extra=(), in_extra=()):
     """The standard configuration of gw1 or gw2 with alg: SA 10 (spi 1000)
     carries gw1 -> gw2, SA 20 (spi 2000) gw2 -> gw1."""
@@ -69,26 +60,6 @@ def configure(gw, side, alg, out_extra=(), in_extra=()):
     gw.baseline = gw.process_snapshot()
 
 
-@contextlib.contextmanager
 def gateway_pair():
     """Started, unconfigured gw1 and gw2 in a fresh topology; all torn down."""
-    topo = HiTopology()
-    gateways = []
-    try:
-        ns = h.build_standard(topo)
-        for name in ("gw1", "gw2"):
-            gw = h.Gateway(name, ns[name], topo.tag)
-            gateways.append(gw)
-            gw.start()
-        yield ns, gateways[0], gateways[1]
-    finally:
-        problems = []
-        for gw in gateways:
-            p = gw.stop()
-            if p:
-                gw.print_logs()
-            problems += p
-        topo.teardown()
-        if not problems:
-            shutil.rmtree(os.path.join(h.WORK_ROOT, topo.tag), ignore_errors=True)
-        assert not problems, "unclean shutdown: " + "; ".join(problems)
+    return h.gateway_pair()

@@ -12,17 +12,9 @@ import esgw_harness as h
 import hi_topology as hi
 
 
-def _root():
-    if hi.os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, hugepages)")
-    missing = h.missing_binaries()
-    if missing:
-        pytest.skip("not built in %s: %s" % (h.ESGW_BUILD, ", ".join(missing)))
-
-
 @pytest.mark.parametrize("alg", sorted(hi.ALG_KEYS))
 def test_algorithm_both_ways(alg):
-    _root()
+    h.require_root_and_binaries()
     with hi.gateway_pair() as (ns, gw1, gw2):
         # SA 10 carries gw1 -> gw2 with ESN, SA 20 gw2 -> gw1 without.
         hi.configure(gw1, "gw1", alg, out_extra=("esn", "on"))
@@ -41,7 +33,7 @@ def test_algorithm_both_ways(alg):
 
 
 def test_refused_and_expired():
-    _root()
+    h.require_root_and_binaries()
     with hi.gateway_pair() as (ns, gw1, gw2):
         # Unsupported algorithm and wrong key lengths: refused by esgwctl,
         # and by esgw-ctld when a client skips esgwctl's checks (key length).

@@ -136,16 +136,57 @@ def _checksum(header):
     return ~s & 0xFFFF
 
 
-def test_unknown_ip_protocol_counts_unsupported(checked):
+def _router_counter(gw, name):
+    for p in gw.ctl("show", "stats")["processes"]:
+        if p["role"] == "router":
+            c = p["counters"]
+            return ({x["name"]: x["value"] for x in c} if isinstance(c, list) else c).get(name, 0)
+    return 0
+
+
+def expect_punted(setup, send):
+    """Calls send() (one packet to gw1's address that the router does not
+    serve) and checks that it went to the host's stack (router/punt.c): the
+    router counts it as punted, rxtx wrote it to a TAP, and no drop of any
+    name was counted (unsupported_protocol was the old fate of these)."""
+    gw = setup["gw1"]
+    before = gw.ctl("show", "stats")["drops"]
+    punted, punt_tx = _router_counter(gw, "punted"), _rxtx_counter(gw, "punt_tx")
+    send()
+    h.wait_for(lambda: _router_counter(gw, "punted") > punted and
+               _rxtx_counter(gw, "punt_tx") > punt_tx, 10, 0.2, "punted to rise")
+    time.sleep(0.3)
+    after = gw.ctl("show", "stats")["drops"]
+    assert {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)} == {}
+
+
+def _rxtx_counter(gw, name):
+    for p in gw.ctl("show", "stats")["processes"]:
+        if p["role"] == "rxtx":
+            c = p["counters"]
+            return ({x["name"]: x["value"] for x in c} if isinstance(c, list) else c).get(name, 0)
+    return 0
+
+
+def test_unknown_ip_protocol_is_punted(checked):
+    """A protocol the router does not speak, to its address: the host's stack
+    decides (it answers ICMP protocol unreachable)."""
     IP = _ip()
-    expect_drop(checked, "unsupported_protocol", lambda: checked["peer"].send_frame(
+    expect_punted(checked, lambda: checked["peer"].send_frame(
         IP(src=h.GW2_WAN, dst=h.GW1_WAN, proto=253) / os.urandom(64)))
 
 
-def test_udp_to_random_port_counts_unsupported(checked):
+def test_udp_to_random_port_is_punted(checked):
     from scapy.layers.inet import IP, UDP
-    expect_drop(checked, "unsupported_protocol", lambda: checked["peer"].send_frame(
+    expect_punted(checked, lambda: checked["peer"].send_frame(
         IP(src=h.GW2_WAN, dst=h.GW1_WAN) / UDP(sport=40000, dport=31337) / os.urandom(32)))
+
+
+def test_unknown_protocol_to_broadcast_counts_unsupported(checked):
+    """Broadcasts are never punted: the host must not answer for the gateway."""
+    IP = _ip()
+    expect_drop(checked, "unsupported_protocol", lambda: checked["peer"].send_frame(
+        IP(src=h.GW2_WAN, dst="192.168.3.255", proto=253) / os.urandom(64)))
 
 
 def test_garbage_burst_does_not_crash(checked):

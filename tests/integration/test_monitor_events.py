@@ -27,49 +27,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 import esgw_harness as h  # noqa: E402
 
 ALG = "aes-cbc-128-sha1-96"
-WORK_ROOT = "/tmp/hh"
-
-
-class HhTopology(h.Topology):
-    """The harness topology, with this test's own namespace prefix."""
-
-    def __init__(self):
-        super().__init__()
-        self.tag = "hh%dn%d" % (os.getpid(), h._run_counter[0])
-
-
 @pytest.fixture(scope="module")
 def pair():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, hugepages)")
-    missing = h.missing_binaries()
-    if missing:
-        pytest.skip("not built in %s: %s" % (h.ESGW_BUILD, ", ".join(missing)))
-    saved_root = h.WORK_ROOT
-    h.WORK_ROOT = WORK_ROOT
-    topo = HhTopology()
-    gateways = []
-    problems = []
-    try:
-        ns = h.build_standard(topo)
-        for name in ("gw1", "gw2"):
-            gw = h.Gateway(name, ns[name], topo.tag)
-            gateways.append(gw)
-            gw.start()
-        h.configure_gw1(gateways[0], ALG)
-        h.configure_gw2(gateways[1], ALG)
+    h.require_root_and_binaries()
+    with h.gateway_pair() as (ns, gw1, gw2):
+        h.configure_gw1(gw1, ALG)
+        h.configure_gw2(gw2, ALG)
         h.ping_until_ok(ns["h1"], h.H2_ADDR)
-        yield {"ns": ns, "gw1": gateways[0], "gw2": gateways[1]}
-    finally:
-        for gw in gateways:
-            for p in gw.stop():
-                problems.append("%s: %s" % (gw.name, p))
-        topo.teardown()
-        if not problems:
-            import shutil
-            shutil.rmtree(os.path.join(WORK_ROOT, topo.tag), ignore_errors=True)
-        h.WORK_ROOT = saved_root
-    assert not problems, "unclean shutdown: " + "; ".join(problems)
+        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
 
 
 def esgwctl(gw, *args):

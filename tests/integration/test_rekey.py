@@ -23,14 +23,6 @@ RATE = 400  # datagrams per second in each direction
 REKEYS = 10
 
 
-def _root():
-    if hi.os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, hugepages)")
-    missing = h.missing_binaries()
-    if missing:
-        pytest.skip("not built in %s: %s" % (h.ESGW_BUILD, ", ".join(missing)))
-
-
 class Stream:
     """Sends numbered datagrams src -> dst at RATE until stopped; the receiver
     records every number it gets."""
@@ -113,7 +105,7 @@ def check_stream(name, s):
 
 @pytest.mark.parametrize("alg", ["aes-gcm-128", "aes-cbc-256-sha256-128"])
 def test_rekey_without_loss(alg):
-    _root()
+    h.require_root_and_binaries()
     with hi.gateway_pair() as (ns, gw1, gw2):
         hi.configure(gw1, "gw1", alg)
         hi.configure(gw2, "gw2", alg)

@@ -19,28 +19,11 @@ ALG = "aes-gcm-128"
 
 @pytest.fixture(scope="module")
 def pair():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, hugepages)")
-    missing = h.missing_binaries()
-    if missing:
-        pytest.skip("not built in %s: %s" % (h.ESGW_BUILD, ", ".join(missing)))
-    topo = h.Topology()
-    gateways = []
-    try:
-        ns = h.build_standard(topo)
-        for name in ("gw1", "gw2"):
-            gw = h.Gateway(name, ns[name], topo.tag)
-            gateways.append(gw)
-            gw.start()
-        h.configure_gw1(gateways[0], ALG)
-        h.configure_gw2(gateways[1], ALG)
-        yield {"ns": ns, "gw1": gateways[0], "gw2": gateways[1]}
-    finally:
-        problems = []
-        for gw in gateways:
-            problems += ["%s: %s" % (gw.name, p) for p in gw.stop()]
-        topo.teardown()
-    assert not problems, "unclean shutdown: " + "; ".join(problems)
+    h.require_root_and_binaries()
+    with h.gateway_pair() as (ns, gw1, gw2):
+        h.configure_gw1(gw1, ALG)
+        h.configure_gw2(gw2, ALG)
+        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
 
 
 def traffic(ns, count=50):

@@ -263,6 +263,30 @@ def test_rx_counts_frames(rxtx):
     assert after["counters"]["ring_full"] == 0
 
 
+def test_kernel_ring_drops_are_counted(rxtx):
+    """A starved rxtx (SIGSTOP) lets af_packet's kernel ring overflow. The
+    driver does not report those drops; rxtx reads them from its sockets, so
+    every frame sent is either received or counted as rx_missed."""
+    pid = proc_pid(rxtx)
+    before = dp_stats(rxtx["sock"])
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        send_frames(3000)  # the ring holds 512 frames by default
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    deadline = time.time() + 5
+    while True:
+        after = dp_stats(rxtx["sock"])
+        got = after["ports"][0]["rx_packets"] - before["ports"][0]["rx_packets"]
+        missed = after["ports"][0]["rx_missed"] - before["ports"][0]["rx_missed"]
+        if got + missed >= 3000 or time.time() > deadline:
+            break
+        time.sleep(0.1)
+    assert missed > 0, (got, missed)
+    assert got + missed == 3000, (got, missed)
+    assert after["counters"]["rx_missed"] - before["counters"]["rx_missed"] == missed
+
+
 def test_secondary_attaches(rxtx):
     """A DPDK secondary maps the primary's memory and sees port and rings."""
     out = sh("timeout", "30", "dpdk-proc-info", "--file-prefix", PREFIX, "--no-pci",

@@ -14,7 +14,6 @@ sequence numbers and the longest silence."""
 
 import json
 import os
-import shutil
 import signal
 import struct
 import subprocess
@@ -147,14 +146,6 @@ class Stream:
                 p.wait()
 
 
-class HgTopology(h.Topology):
-    """The harness topology, with this helper's namespace prefix."""
-
-    def __init__(self):
-        super().__init__()
-        self.tag = "hg%dn%d" % (os.getpid(), h._run_counter[0])
-
-
 def sa_args(sa_id, spi, worker=None):
     key, salt = T1_KEYS[spi]
     args = ["sa", "add", sa_id, "spi", spi, "alg", ALG, "crypto-key", key, "salt", salt]
@@ -193,46 +184,26 @@ def wait_workers_running(gw, count, timeout=30):
 
 @pytest.fixture(scope="module")
 def pair():
-    if os.geteuid() != 0:
-        pytest.skip("needs root (network namespaces, hugepages)")
-    missing = h.missing_binaries()
-    if missing:
-        pytest.skip("not built in %s: %s" % (h.ESGW_BUILD, ", ".join(missing)))
-    saved_root = h.WORK_ROOT
-    h.WORK_ROOT = "/tmp/hg"
-    topo = HgTopology()
-    gateways = []
-    try:
-        ns = h.build_standard(topo)
+    h.require_root_and_binaries()
+
+    def second_host_addresses(ns):
         h.nsrun(ns["h1"], ["ip", "addr", "add", H1_ADDR_B + "/24", "dev", "h1-eth0"])
         h.nsrun(ns["h2"], ["ip", "addr", "add", H2_ADDR_B + "/24", "dev", "h2-eth0"])
-        for name in ("gw1", "gw2"):
-            gw = h.Gateway(name, ns[name], topo.tag, workers=2)
-            gateways.append(gw)
-            gw.start()
-        gw1, gw2 = gateways
+
+    with h.gateway_pair(workers=2, prepare=second_host_addresses) as (ns, gw1, gw2):
         h.configure_gw1(gw1, ALG)
         h.configure_gw2(gw2, ALG)
         add_second_tunnel(gw1, GW1_LAN_B + "/24", h.GW1_WAN, h.GW2_WAN, "192.168.20.0/24",
                           11, 1001, 21, 2001)
         add_second_tunnel(gw2, GW2_LAN_B + "/24", h.GW2_WAN, h.GW1_WAN, "192.168.10.0/24",
                           21, 2001, 11, 1001)
-        for gw in gateways:
+        for gw in (gw1, gw2):
             gw.wait_running()
         h.ping_until_ok(ns["h1"], h.H2_ADDR)
         h.ping_until_ok(ns["h2"], h.H1_ADDR)
         h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", H1_ADDR_B, H2_ADDR_B], check=False)
         h.ping_until_ok(ns["h1"], H2_ADDR_B)
-        yield {"ns": ns, "gw1": gw1, "gw2": gw2, "topo": topo}
-    finally:
-        problems = []
-        for gw in gateways:
-            problems += ["%s: %s" % (gw.name, p) for p in gw.stop()]
-        topo.teardown()
-        if not problems:
-            shutil.rmtree(os.path.join(h.WORK_ROOT, topo.tag), ignore_errors=True)
-        h.WORK_ROOT = saved_root
-    assert not problems, "unclean shutdown: " + "; ".join(problems)
+        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
 
 
 def streams_t0(ns):

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Unit test of the API's value parsers: addresses, prefixes, hex keys,
+/* Unit test of the API's value parsers: IPv4 and IPv6 addresses, prefixes, hex keys,
  * numbers; every malformed input must be refused. */
 #include <string.h>
 
@@ -42,8 +42,23 @@ int main(void)
 		{"-1", 100, -1, 0}, {"12a", 100, -1, 0}, {"", 100, -1, 0}, {"101", 100, -1, 0},
 		{" 5", 100, -1, 0},
 	};
+	static const struct {
+		const char *in;
+		int rc;
+		const char *canon; /* formatted back */
+		uint8_t len;
+	} prefixes6[] = {
+		{"2001:db8:3::1/64", 0, "2001:db8:3::1", 64}, {"::/0", 0, "::", 0},
+		{"2001:DB8::1", 0, "2001:db8::1", 128},       {"fe80::1/10", 0, "fe80::1", 10},
+		{"::ffff:1.2.3.4/128", 0, "::ffff:1.2.3.4", 128},
+		{"2001:db8::/129", -1, NULL, 0},              {"2001:db8::1/", -1, NULL, 0},
+		{"2001:db8:::1/64", -1, NULL, 0},             {"1.2.3.4/24", -1, NULL, 0},
+		{"2001:db8::g/64", -1, NULL, 0},              {"", -1, NULL, 0},
+		{"2001:db8::/64/1", -1, NULL, 0},             {"2001:db8::/-1", -1, NULL, 0},
+	};
 	uint8_t key[20];
-	char buf[18];
+	char buf[18], buf6[ESGW_IPV6_STRLEN];
+	uint8_t a6[16], b6[16];
 
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
 		uint32_t a = 0;
@@ -74,5 +89,28 @@ int main(void)
 	CHECK(strcmp(esgw_fmt_mac((const uint8_t *)"\x02\x00\x00\xab\xcd\xef", buf),
 		     "02:00:00:ab:cd:ef") == 0,
 	      "fmt mac");
+	for (size_t i = 0; i < sizeof(prefixes6) / sizeof(prefixes6[0]); i++) {
+		uint8_t l = 0;
+		int rc = esgw_parse_prefix6(prefixes6[i].in, a6, &l);
+
+		CHECK(rc == prefixes6[i].rc, "prefix6 '%s' rc %d", prefixes6[i].in, rc);
+		if (rc == 0)
+			CHECK(l == prefixes6[i].len &&
+				      strcmp(esgw_fmt_ipv6(a6, buf6), prefixes6[i].canon) == 0,
+			      "prefix6 '%s' value %s/%u", prefixes6[i].in, buf6, l);
+	}
+	CHECK(esgw_parse_ipv6("2001:db8::1", a6) == 0 && esgw_parse_ipv6("2001:db8::ffff", b6) == 0,
+	      "parse ipv6");
+	CHECK(esgw_parse_ipv6("2001:db8::1/64", a6) < 0, "ipv6 with a length is not an address");
+	CHECK(esgw_prefix6_match(a6, b6, 64) && esgw_prefix6_match(a6, b6, 112) &&
+		      !esgw_prefix6_match(a6, b6, 113) && !esgw_prefix6_match(a6, b6, 128) &&
+		      esgw_prefix6_match(a6, b6, 0),
+	      "prefix6 match");
+	esgw_prefix6_clear_host(b6, 116);
+	CHECK(strcmp(esgw_fmt_ipv6(b6, buf6), "2001:db8::f000") == 0, "clear host bits: %s", buf6);
+	esgw_prefix6_clear_host(b6, 0);
+	CHECK(strcmp(esgw_fmt_ipv6(b6, buf6), "::") == 0, "clear all bits: %s", buf6);
+	CHECK(esgw_is_ipv6_text("::1") && !esgw_is_ipv6_text("10.0.0.1") && !esgw_is_ipv6_text(NULL),
+	      "ipv6 text");
 	return check_report("test_addr");
 }

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The IP layers around ESP in tunnel mode: IPv4 or IPv6 inner packets (next
+ * header 4 or 41, RFC 4303 2.6) and IPv4 or IPv6 outer headers (RFC 4301
+ * 5.1.2), so that esp_encap.c and esp_decap.c stay free of address families. */
+#include "esp.h"
+
+#include <string.h>
+
+#define OUTER_TTL 64
+#define IPPROTO_ESP_NUMBER 50
+#define IPV4_MF_AND_OFFSET 0x3fff
+
+int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uint8_t *next_header)
+{
+	unsigned int total;
+
+	if (avail < 1)
+		return -1;
+	switch (p[0] >> 4) {
+	case 4:
+		if (avail < ESP_IPV4_HDR_LEN)
+			return -1;
+		total = esp_get_be16(p + 2);
+		if (total < ESP_IPV4_HDR_LEN)
+			return -1;
+		*next_header = ESP_NEXT_HEADER_IPV4;
+		break;
+	case 6:
+		if (avail < ESP_IPV6_HDR_LEN)
+			return -1;
+		total = ESP_IPV6_HDR_LEN + esp_get_be16(p + 4);
+		*next_header = ESP_NEXT_HEADER_IPV6;
+		break;
+	default:
+		return -1;
+	}
+	if (total > avail)
+		return -1;
+	*len = total;
+	return 0;
+}
+
+uint8_t esp_inner_tos(const uint8_t *p)
+{
+	/* IPv6 traffic class straddles the first two bytes. */
+	return (p[0] >> 4) == 6 ? (uint8_t)(p[0] << 4 | p[1] >> 4) : p[1];
+}
+
+void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int total_len)
+{
+	if (sa->outer_ipv6) {
+		ip[0] = (uint8_t)(0x60 | tos >> 4);
+		ip[1] = (uint8_t)(tos << 4); /* flow label 0 */
+		ip[2] = 0;
+		ip[3] = 0;
+		esp_put_be16(ip + 4, (uint16_t)(total_len - ESP_IPV6_HDR_LEN));
+		ip[6] = IPPROTO_ESP_NUMBER;
+		ip[7] = OUTER_TTL;
+		memcpy(ip + 8, sa->outer6_src, 16);
+		memcpy(ip + 24, sa->outer6_dst, 16);
+		return;
+	}
+	ip[0] = 0x45;
+	ip[1] = tos; /* DSCP and ECN copied from the inner header (RFC 4301 5.1.2.1, RFC 6040) */
+	esp_put_be16(ip + 2, (uint16_t)total_len);
+	esp_put_be16(ip + 4, sa->ip_id++);
+	esp_put_be16(ip + 6, 0); /* no DF: the outer packet may be fragmented on the path */
+	ip[8] = OUTER_TTL;
+	ip[9] = IPPROTO_ESP_NUMBER;
+	esp_put_be16(ip + 10, 0);
+	memcpy(ip + 12, &sa->outer_src, 4);
+	memcpy(ip + 16, &sa->outer_dst, 4);
+	esp_put_be16(ip + 10, esp_ipv4_checksum(ip, ESP_IPV4_HDR_LEN));
+}
+
+int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
+		    unsigned int *total_len)
+{
+	unsigned int ihl, total;
+
+	if (avail < 1)
+		return -1;
+	if ((ip[0] >> 4) == 6) {
+		/* ESP right behind the fixed header: the router sends nothing
+		 * else here (extension headers are refused before). */
+		if (avail < ESP_IPV6_HDR_LEN || ip[6] != IPPROTO_ESP_NUMBER)
+			return -1;
+		total = ESP_IPV6_HDR_LEN + esp_get_be16(ip + 4);
+		if (total > avail)
+			return -1;
+		*header_len = ESP_IPV6_HDR_LEN;
+		*total_len = total;
+		return 0;
+	}
+	if (avail < ESP_IPV4_HDR_LEN || (ip[0] >> 4) != 4)
+		return -1;
+	ihl = (ip[0] & 0x0fu) * 4u;
+	total = esp_get_be16(ip + 2);
+	if (ihl < ESP_IPV4_HDR_LEN || total < ihl || total > avail)
+		return -1;
+	if (ip[9] != IPPROTO_ESP_NUMBER || (esp_get_be16(ip + 6) & IPV4_MF_AND_OFFSET) != 0)
+		return -1;
+	*header_len = ihl;
+	*total_len = total;
+	return 0;
+}
+
+int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, unsigned int *len,
+		    enum esgw_drop *reason)
+{
+	unsigned int total;
+
+	*reason = ESGW_DROP_BAD_NEXT_HEADER;
+	if (next_header != ESP_NEXT_HEADER_IPV4 && next_header != ESP_NEXT_HEADER_IPV6)
+		return -1;
+	*reason = ESGW_DROP_MALFORMED;
+	/* The next header must agree with the packet's own version: a
+	 * mismatch means a broken or hostile peer. */
+	if (next_header == ESP_NEXT_HEADER_IPV4) {
+		if (avail < ESP_IPV4_HDR_LEN || (p[0] >> 4) != 4)
+			return -1;
+		total = esp_get_be16(p + 2);
+		if (total < ESP_IPV4_HDR_LEN)
+			return -1;
+	} else {
+		if (avail < ESP_IPV6_HDR_LEN || (p[0] >> 4) != 6)
+			return -1;
+		total = ESP_IPV6_HDR_LEN + esp_get_be16(p + 4);
+	}
+	if (total > avail)
+		return -1;
+	*len = total;
+	return 0;
+}

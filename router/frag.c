@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* MTU handling on output. A tunnel's inner MTU is its port's MTU minus the
+ * ESP overhead of its outbound SA's algorithm. Too big IPv6 gets ICMPv6
+ * "packet too big" (routers never fragment IPv6); too big IPv4 with DF gets
+ * ICMP "fragmentation needed" with the MTU it may use (RFC 1191); IPv4
+ * without DF is fragmented here, before encryption (RFC 4301 appendix B
+ * "inner" fragmentation): every fragment is a whole ESP packet, so the peer
+ * decrypts each alone and the end host reassembles, and no gateway has to
+ * reassemble ESP for the traffic we send. */
+#include <string.h>
+
+#include "esp_algorithms.h"
+#include "headers.h"
+#include "router.h"
+
+#define IPV4_DF 0x4000
+#define IPV4_MF 0x2000
+#define IPV4_OFFSET_MASK 0x1fff
+#define FRAGMENTS_MAX 64
+#define ESP_FIXED_HEADER 8 /* SPI + sequence number */
+#define ESP_TRAILER 2      /* pad length + next header */
+
+void tunnel_set_overhead(struct router_tunnel *t, unsigned int algorithm)
+{
+	const struct esp_alg_info *info = esp_alg_lookup(algorithm);
+	unsigned int outer = t->outer_ipv6 ? IPV6_HEADER_LEN : IPV4_MIN_HEADER_LEN;
+
+	/* Unknown algorithm: the worst case of the table (CBC, SHA-512). */
+	t->overhead_fixed = (uint16_t)(outer + ESP_FIXED_HEADER + (info ? info->iv_len : 16) +
+				       (info ? info->icv_len : 32));
+	t->block_len = info ? info->block_len : 16;
+}
+
+uint32_t tunnel_inner_mtu(const struct router *r, const struct router_tunnel *t)
+{
+	uint32_t mtu, room;
+
+	if (!t->outer_resolved)
+		return UINT32_MAX; /* dropped as no_route further on */
+	mtu = r->tables->ports[t->outer_port].mtu;
+	if (mtu < t->overhead_fixed + t->block_len)
+		return 0;
+	/* Padding rounds inner + trailer up to the block: the largest inner
+	 * packet is one whole number of blocks minus the trailer. */
+	room = (mtu - t->overhead_fixed) / t->block_len * t->block_len;
+	return room - ESP_TRAILER;
+}
+
+static void send_into_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
+{
+	if (t->outer_ipv6)
+		esp6_output_tunnel(r, m, t);
+	else
+		esp_output_tunnel(r, m, t);
+}
+
+void tunnel_output(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
+{
+	uint32_t mtu = tunnel_inner_mtu(r, t);
+
+	if (rte_pktmbuf_pkt_len(m) <= mtu) {
+		send_into_tunnel(r, m, t);
+		return;
+	}
+	if (rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4 == 6) {
+		/* IPv6 links carry at least 1280 bytes (RFC 8200 5); a WAN whose
+		 * MTU leaves less inside the tunnel is misconfigured. */
+		icmp6_send_error(r, m, ICMP6_PACKET_TOO_BIG, 0, mtu < IPV6_MIN_MTU ? IPV6_MIN_MTU : mtu);
+		router_drop(r, m, ESGW_DROP_TOO_BIG);
+		return;
+	}
+	ipv4_output_too_big(r, m, mtu);
+}
+
+/* One fragment: the header of m (length, flags, offset, checksum changed)
+ * and len bytes of its payload from pos. NULL if the pool is empty. */
+static struct rte_mbuf *make_fragment(struct router *r, struct rte_mbuf *m, uint32_t ihl,
+				      uint32_t pos, uint32_t len, int more)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t flags = read_be16(ip + 6);
+	uint32_t offset = (flags & IPV4_OFFSET_MASK) * 8u + pos;
+	struct rte_mbuf *f = rte_pktmbuf_alloc(r->dp.pool);
+	const void *src;
+	uint8_t *out;
+
+	if (f == NULL)
+		return NULL;
+	out = (uint8_t *)rte_pktmbuf_append(f, (uint16_t)(ihl + len));
+	if (out == NULL) {
+		rte_pktmbuf_free(f);
+		return NULL;
+	}
+	/* All options are copied into every fragment: simpler than sorting
+	 * them by their copy bit, and harmless for the options in use. */
+	memcpy(out, ip, ihl);
+	/* rte_pktmbuf_read copies only from segmented mbufs; else it points. */
+	src = rte_pktmbuf_read(m, ihl + pos, len, out + ihl);
+	if (src != out + ihl)
+		memcpy(out + ihl, src, len);
+	write_be16(out + 2, (uint16_t)(ihl + len));
+	write_be16(out + 6, (uint16_t)((flags & ~IPV4_OFFSET_MASK & ~IPV4_MF) |
+				       (more || (flags & IPV4_MF) ? IPV4_MF : 0) | (offset / 8)));
+	write_be16(out + 10, 0);
+	write_be16(out + 10, inet_checksum(out, ihl));
+	*esgw_meta(f) = *esgw_meta(m);
+	return f;
+}
+
+void ipv4_output_too_big(struct router *r, struct rte_mbuf *m, uint32_t mtu)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint32_t ihl = (ip[0] & 0x0fu) * 4u, payload, chunk, nb;
+	struct rte_mbuf *frags[FRAGMENTS_MAX];
+
+	if (read_be16(ip + 6) & IPV4_DF) {
+		icmp_send_error_rest(r, m, ICMP_DEST_UNREACHABLE, 4 /* fragmentation needed */,
+				     mtu > 0xffff ? 0xffff : mtu);
+		router_drop(r, m, ESGW_DROP_TOO_BIG);
+		return;
+	}
+	payload = rte_pktmbuf_pkt_len(m) - ihl;
+	chunk = mtu > ihl ? (mtu - ihl) / 8 * 8 : 0; /* offsets count 8-byte units */
+	nb = chunk ? (payload + chunk - 1) / chunk : 0;
+	if (chunk == 0 || nb > FRAGMENTS_MAX) {
+		router_drop(r, m, ESGW_DROP_TOO_BIG);
+		return;
+	}
+	for (uint32_t i = 0; i < nb; i++) {
+		uint32_t pos = i * chunk, len = payload - pos < chunk ? payload - pos : chunk;
+
+		frags[i] = make_fragment(r, m, ihl, pos, len, i + 1 < nb);
+		if (frags[i] == NULL) {
+			while (i > 0)
+				rte_pktmbuf_free(frags[--i]);
+			router_drop(r, m, ESGW_DROP_NO_MBUF);
+			return;
+		}
+	}
+	rte_pktmbuf_free(m); /* consumed: its fragments go on */
+	for (uint32_t i = 0; i < nb; i++) {
+		r->ctr.fragments_sent++;
+		router_output_ip(r, frags[i]);
+	}
+}

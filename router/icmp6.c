@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* ICMPv6 the gateway speaks itself (RFC 4443): echo replies for its own
+ * addresses, neighbor discovery handed to nd.c, and the errors a router owes
+ * (time exceeded, no route, packet too big), rate limited with the ICMP ones. */
+#include <string.h>
+
+#include "headers.h"
+#include "router.h"
+
+#define ICMP6_REPLY_HOP_LIMIT 64
+#define ICMP6_ERROR_MAX (IPV6_MIN_MTU - IPV6_HEADER_LEN) /* RFC 4443 2.4 (c) */
+
+uint16_t icmp6_checksum(const uint8_t *ip, const uint8_t *icmp, uint32_t len)
+{
+	uint32_t sum = 0;
+	uint8_t saved[2];
+	uint8_t *cks = (uint8_t *)icmp + 2;
+
+	/* Pseudo-header: addresses, upper-layer length, next header. */
+	for (int i = 8; i < 40; i += 2)
+		sum += read_be16(ip + i);
+	sum += len >> 16;
+	sum += len & 0xffff;
+	sum += IPPROTO_ICMPV6_NUM;
+	memcpy(saved, cks, 2);
+	cks[0] = cks[1] = 0;
+	for (uint32_t i = 0; i + 1 < len; i += 2)
+		sum += read_be16(icmp + i);
+	if (len & 1)
+		sum += (uint32_t)icmp[len - 1] << 8;
+	memcpy(cks, saved, 2);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)
+{
+	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
+	uint8_t *icmp = ip + IPV6_HEADER_LEN;
+	uint32_t len = rte_pktmbuf_pkt_len(m) - IPV6_HEADER_LEN;
+	uint8_t tmp[16];
+
+	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) || len < 8 ||
+	    icmp6_checksum(ip, icmp, len) != read_be16(icmp + 2)) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	switch (icmp[0]) {
+	case ND_NEIGHBOR_SOLICIT:
+	case ND_NEIGHBOR_ADVERT:
+		if (esgw_meta(m)->kind != ESGW_PKT_RX) { /* through a tunnel: not on-link */
+			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+			return;
+		}
+		nd_input(r, m, esgw_meta(m)->in_port);
+		return;
+	case ICMP6_ECHO_REQUEST:
+		if (to_multicast || ip[8] == 0xff)
+			break; /* no amplification through multicast pings */
+		/* Reply in place: the pseudo-header sum does not change when the
+		 * addresses swap, so only the type changes the checksum. */
+		icmp[0] = ICMP6_ECHO_REPLY;
+		write_be16(icmp + 2, checksum_adjust(read_be16(icmp + 2), ICMP6_ECHO_REQUEST << 8 | icmp[1],
+						     ICMP6_ECHO_REPLY << 8 | icmp[1]));
+		memcpy(tmp, ip + 8, 16);
+		memcpy(ip + 8, ip + 24, 16);
+		memcpy(ip + 24, tmp, 16);
+		ip[7] = ICMP6_REPLY_HOP_LIMIT;
+		r->ctr.icmp6_echo_replies++;
+		ipv6_output(r, m);
+		return;
+	default:
+		break;
+	}
+	router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+}
+
+void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+		      uint32_t param)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(orig, const uint8_t *);
+	static const uint8_t unspecified[16];
+	uint32_t quote = rte_pktmbuf_data_len(orig);
+	uint8_t src[16], *out;
+	struct rte_mbuf *m;
+
+	/* RFC 4443 2.4 (e): never to a multicast or unspecified source, never
+	 * about an ICMPv6 error (types below 128). */
+	if (ip[8] == 0xff || memcmp(ip + 8, unspecified, 16) == 0)
+		return;
+	if (ip[6] == IPPROTO_ICMPV6_NUM &&
+	    (quote < IPV6_HEADER_LEN + 1 || ip[IPV6_HEADER_LEN] < 128))
+		return;
+	if (ip[24] == 0xff && type != ICMP6_PACKET_TOO_BIG)
+		return;
+	if (!router_source_address6(r->tables, ip + 8, src) || !icmp_rate_allows(r))
+		return;
+	if (quote > ICMP6_ERROR_MAX - 8)
+		quote = ICMP6_ERROR_MAX - 8;
+	m = rte_pktmbuf_alloc(r->dp.pool);
+	if (m == NULL) {
+		r->ctr.drops[ESGW_DROP_NO_MBUF]++;
+		return;
+	}
+	out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(IPV6_HEADER_LEN + 8 + quote));
+	if (out == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(out, 0, IPV6_HEADER_LEN + 8);
+	out[0] = 0x60;
+	write_be16(out + 4, (uint16_t)(8 + quote));
+	out[6] = IPPROTO_ICMPV6_NUM;
+	out[7] = ICMP6_REPLY_HOP_LIMIT;
+	memcpy(out + 8, src, 16);
+	memcpy(out + 24, ip + 8, 16);
+	out[IPV6_HEADER_LEN] = type;
+	out[IPV6_HEADER_LEN + 1] = code;
+	write_be32(out + IPV6_HEADER_LEN + 4, param);
+	memcpy(out + IPV6_HEADER_LEN + 8, ip, quote);
+	write_be16(out + IPV6_HEADER_LEN + 2,
+		   icmp6_checksum(out, out + IPV6_HEADER_LEN, 8 + quote));
+	r->ctr.icmp6_errors_sent++;
+	ipv6_output(r, m);
+}

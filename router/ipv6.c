@@ -1,0 +1,440 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The IPv6 path: tables from the configuration (addresses, routes, tunnel
+ * endpoints), header validation, local delivery (ICMPv6 and ND, ESP, ESP in
+ * UDP), hop limit, FIB lookup and output to a port (with ND) or a tunnel. */
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_byteorder.h>
+#include <rte_ether.h>
+
+#include "addr.h"
+#include "headers.h"
+#include "router.h"
+
+#define FAIL(...)                                                                  \
+	do {                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                \
+		goto fail;                                                         \
+	} while (0)
+
+int router_ipv6_init(struct router *r)
+{
+	if (r->nd == NULL)
+		r->nd = nd_cache_alloc();
+	if (r->reasm == NULL)
+		r->reasm = reassembly_table_alloc();
+	return r->nd != NULL && r->reasm != NULL ? 0 : -1;
+}
+
+static int port_by_name(const struct router_tables *t, const char *name)
+{
+	for (int p = 0; p < ESGW_MAX_PORTS; p++)
+		if (t->ports[p].present && strcmp(t->ports[p].name, name) == 0)
+			return p;
+	return -1;
+}
+
+static int tunnel_index(const Esgw__DpConfig *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->n_tunnels; i++)
+		if (strcmp(cfg->tunnels[i]->name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Interface addresses: a local /128 and a connected route each. */
+static int add_addresses(struct router_tables *t, const Esgw__DpConfig *cfg,
+			 struct fib6_route *routes, size_t *n, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < cfg->n_interfaces; i++) {
+		const Esgw__DpInterface *ifc = cfg->interfaces[i];
+		int p = port_by_name(t, ifc->name);
+		struct router_port *port;
+
+		if (p < 0)
+			continue; /* add_ports refused it already */
+		port = &t->ports[p];
+		for (size_t a = 0; a < ifc->n_addresses; a++) {
+			uint8_t addr[16], len;
+
+			if (!esgw_is_ipv6_text(ifc->addresses[a]))
+				continue;
+			if (esgw_parse_prefix6(ifc->addresses[a], addr, &len) < 0 || len == 0)
+				FAIL("interface %s: bad address %s", ifc->name, ifc->addresses[a]);
+			memcpy(port->addrs6[port->nb_addrs6].addr, addr, 16);
+			port->addrs6[port->nb_addrs6++].len = len;
+			routes[*n] = (struct fib6_route){.len = 128, .kind = FIB_LOCAL,
+							 .port = (uint16_t)p};
+			memcpy(routes[(*n)++].prefix, addr, 16);
+			if (len < 128) {
+				routes[*n] = (struct fib6_route){.len = len, .kind = FIB_CONNECTED,
+								 .port = (uint16_t)p};
+				memcpy(routes[(*n)++].prefix, addr, 16);
+			}
+		}
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
+		      size_t errlen)
+{
+	size_t n = 0, max = cfg->n_routes + 2 * ESGW_MAX_PORTS * ROUTER_MAX_ADDRS;
+	struct fib6_route *routes = calloc(max, sizeof(*routes));
+	struct fib6 connected = {0};
+
+	if (routes == NULL)
+		FAIL("out of memory");
+	if (add_addresses(t, cfg, routes, &n, err, errlen) < 0)
+		goto fail_quiet;
+	if (fib6_build(&connected, routes, n) < 0)
+		FAIL("out of memory");
+	for (size_t i = 0; i < cfg->n_routes; i++) {
+		const Esgw__Route *rc = cfg->routes[i];
+		struct fib6_route *rt = &routes[n];
+
+		if (!esgw_is_ipv6_text(rc->prefix))
+			continue;
+		memset(rt, 0, sizeof(*rt));
+		if (esgw_parse_prefix6(rc->prefix, rt->prefix, &rt->len) < 0)
+			FAIL("route %s: bad prefix", rc->prefix);
+		if (rc->tunnel[0] != '\0') {
+			int tun = tunnel_index(cfg, rc->tunnel);
+
+			if (tun < 0)
+				FAIL("route %s: unknown tunnel %s", rc->prefix, rc->tunnel);
+			rt->kind = FIB_TUNNEL;
+			rt->tunnel = (uint32_t)tun;
+		} else if (rc->via[0] != '\0') {
+			const struct fib6_route *on_link;
+
+			rt->kind = FIB_VIA;
+			if (esgw_parse_ipv6(rc->via, rt->gateway) < 0)
+				FAIL("route %s: bad next hop %s", rc->prefix, rc->via);
+			if (rc->interface[0] != '\0') {
+				int p = port_by_name(t, rc->interface);
+
+				if (p < 0)
+					FAIL("route %s: unknown interface %s", rc->prefix,
+					     rc->interface);
+				rt->port = (uint16_t)p;
+			} else {
+				on_link = fib6_lookup(&connected, rt->gateway);
+				if (on_link == NULL || on_link->kind != FIB_CONNECTED)
+					FAIL("route %s: next hop %s is not on a connected subnet",
+					     rc->prefix, rc->via);
+				rt->port = on_link->port;
+			}
+		} else {
+			FAIL("route %s: neither a next hop nor a tunnel", rc->prefix);
+		}
+		n++;
+	}
+	if (fib6_build(&t->fib6, routes, n) < 0)
+		FAIL("out of memory");
+	fib6_free(&connected);
+	free(routes);
+	return 0;
+fail:
+fail_quiet:
+	fib6_free(&connected);
+	free(routes);
+	return -1;
+}
+
+int ipv6_tunnel_endpoints(const struct router_tables *t, struct router_tunnel *tun,
+			  const char *local, const char *remote)
+{
+	const struct fib6_route *outer;
+
+	if (esgw_parse_ipv6(local, tun->local6) < 0 || esgw_parse_ipv6(remote, tun->remote6) < 0)
+		return -1;
+	tun->outer_ipv6 = 1;
+	outer = fib6_lookup(&t->fib6, tun->remote6);
+	/* As for IPv4: only a port route; into a tunnel or to us would loop. */
+	if (outer != NULL && (outer->kind == FIB_CONNECTED || outer->kind == FIB_VIA)) {
+		tun->outer_resolved = 1;
+		tun->outer_port = outer->port;
+		memcpy(tun->outer_nexthop6, outer->kind == FIB_VIA ? outer->gateway : tun->remote6,
+		       16);
+	}
+	return 0;
+}
+
+int ipv6_is_port_address(const struct router_port *port, const uint8_t addr[16])
+{
+	for (uint32_t i = 0; i < port->nb_addrs6; i++)
+		if (memcmp(port->addrs6[i].addr, addr, 16) == 0)
+			return 1;
+	return 0;
+}
+
+static int port_source(const struct router_port *port, const uint8_t toward[16], uint8_t src[16])
+{
+	for (uint32_t i = 0; i < port->nb_addrs6; i++) {
+		if (esgw_prefix6_match(port->addrs6[i].addr, toward, port->addrs6[i].len)) {
+			memcpy(src, port->addrs6[i].addr, 16);
+			return 1;
+		}
+	}
+	if (port->nb_addrs6 == 0)
+		return 0;
+	memcpy(src, port->addrs6[0].addr, 16);
+	return 1;
+}
+
+int router_source_address6(const struct router_tables *t, const uint8_t dst[16], uint8_t src[16])
+{
+	const struct fib6_route *rt = fib6_lookup(&t->fib6, dst);
+
+	if (rt != NULL) {
+		switch (rt->kind) {
+		case FIB_LOCAL:
+			memcpy(src, dst, 16);
+			return 1;
+		case FIB_TUNNEL:
+			if (t->tunnels[rt->tunnel].outer_ipv6) {
+				memcpy(src, t->tunnels[rt->tunnel].local6, 16);
+				return 1;
+			}
+			break; /* an IPv4 tunnel: any IPv6 address of ours */
+		default:
+			if (port_source(&t->ports[rt->port],
+					rt->kind == FIB_VIA ? rt->gateway : dst, src))
+				return 1;
+			break;
+		}
+	}
+	for (uint16_t p = 0; p < ESGW_MAX_PORTS; p++)
+		if (t->ports[p].present && t->ports[p].nb_addrs6 > 0) {
+			memcpy(src, t->ports[p].addrs6[0].addr, 16);
+			return 1;
+		}
+	return 0;
+}
+
+/* A worker that the configuration does not run, or whose ring never appeared. */
+static int worker_missing(const struct router *r, uint32_t worker)
+{
+	return r->crypto_ring[worker] == NULL ||
+	       (r->tables->workers != 0 && worker >= r->tables->workers);
+}
+
+/* udp_port: the local UDP port the ESP arrived on (RFC 3948), 0 for plain
+ * ESP. An SA takes only the encapsulation it was configured with. */
+static void esp6_input(struct router *r, struct rte_mbuf *m, uint16_t udp_port)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	const struct router_sa_in *sa;
+	struct esgw_meta *meta;
+	uint32_t spi;
+
+	if (esp_parse_spi(ip + IPV6_HEADER_LEN, rte_pktmbuf_data_len(m) - IPV6_HEADER_LEN, &spi) <
+	    0) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	sa = router_sa_in_lookup(r->tables, spi);
+	/* One peer per SA: ESP from another source is not worth decrypting. */
+	if (sa == NULL || !sa->remote_ipv6 || memcmp(sa->remote6, ip + 8, 16) != 0 ||
+	    sa->udp_port != udp_port) {
+		router_drop(r, m, ESGW_DROP_NO_SA);
+		return;
+	}
+	if (worker_missing(r, sa->worker)) {
+		router_drop(r, m, ESGW_DROP_NO_WORKER);
+		return;
+	}
+	meta = esgw_meta(m);
+	meta->kind = ESGW_PKT_DECRYPT;
+	meta->sa_slot = sa->slot;
+	router_send_crypto(r, sa->worker, m);
+}
+
+void esp6_input_udp(struct router *r, struct rte_mbuf *m, uint16_t udp_port)
+{
+	esp6_input(r, m, udp_port);
+}
+
+void esp6_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
+{
+	struct rte_ether_addr mac;
+	struct esgw_meta *meta;
+
+	if (worker_missing(r, t->worker)) {
+		router_drop(r, m, ESGW_DROP_NO_WORKER);
+		return;
+	}
+	if (!t->outer_resolved) {
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		return;
+	}
+	if (!nd_resolve(r, t->outer_port, t->outer_nexthop6, m, &mac))
+		return; /* held: comes back through router_output_ip when resolved */
+	meta = esgw_meta(m);
+	meta->kind = ESGW_PKT_ENCRYPT;
+	meta->sa_slot = t->sa_out_slot;
+	meta->out_port = t->outer_port;
+	meta->dst_mac = mac;
+	meta->src_mac = r->tables->ports[t->outer_port].mac;
+	router_send_crypto(r, t->worker, m);
+}
+
+static void send_to_port6(struct router *r, struct rte_mbuf *m, uint16_t port_id,
+			  const uint8_t nexthop[16])
+{
+	const struct router_port *port = &r->tables->ports[port_id];
+	struct rte_ether_addr mac;
+	struct rte_ether_hdr *eth;
+
+	if (rte_pktmbuf_pkt_len(m) > port->mtu) {
+		/* IPv6 routers never fragment (RFC 8200 5). */
+		icmp6_send_error(r, m, ICMP6_PACKET_TOO_BIG, 0, port->mtu);
+		router_drop(r, m, ESGW_DROP_TOO_BIG);
+		return;
+	}
+	if (!nd_resolve(r, port_id, nexthop, m, &mac))
+		return;
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ETHER_HEADER_LEN);
+	if (eth == NULL) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	eth->dst_addr = mac;
+	rte_ether_addr_copy(&port->mac, &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV6);
+	router_send_tx(r, port_id, m);
+}
+
+static void send_by_route6(struct router *r, struct rte_mbuf *m, const struct fib6_route *rt,
+			   const uint8_t dst[16])
+{
+	switch (rt->kind) {
+	case FIB_CONNECTED:
+		send_to_port6(r, m, rt->port, dst);
+		break;
+	case FIB_VIA:
+		send_to_port6(r, m, rt->port, rt->gateway);
+		break;
+	case FIB_TUNNEL:
+		tunnel_output(r, m, &r->tables->tunnels[rt->tunnel]);
+		break;
+	default:
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		break;
+	}
+}
+
+void ipv6_output(struct router *r, struct rte_mbuf *m)
+{
+	uint8_t dst[16];
+	const struct fib6_route *rt;
+
+	memcpy(dst, rte_pktmbuf_mtod(m, const uint8_t *) + 24, 16);
+	rt = fib6_lookup(&r->tables->fib6, dst);
+	if (rt == NULL) {
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		return;
+	}
+	send_by_route6(r, m, rt, dst);
+}
+
+static void deliver_local6(struct router *r, struct rte_mbuf *m, int to_multicast)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+
+	switch (ip[6]) {
+	case IPPROTO_ICMPV6_NUM:
+		icmp6_input_local(r, m, to_multicast);
+		break;
+	case IPPROTO_ESP_NUM:
+		if (to_multicast)
+			router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		else
+			esp6_input(r, m, 0);
+		break;
+	case IPPROTO_UDP_NUM: /* ESP in UDP, NAT keepalives, IKE (natt.c) */
+		if (to_multicast)
+			router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		else
+			udp6_input_local(r, m);
+		break;
+	default: /* extension headers (fragments too) and other protocols */
+		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+		break;
+	}
+}
+
+/* ff02::1 (all nodes) or the solicited-node group ff02::1:ffXX:XXXX of one
+ * of the port's addresses (RFC 4291 2.7.1): where ND reaches us. */
+static int multicast_for_us(const struct router_port *port, const uint8_t dst[16])
+{
+	static const uint8_t all_nodes[16] = {0xff, 2, [15] = 1};
+	static const uint8_t solicited[13] = {0xff, 2, [11] = 1, [12] = 0xff};
+
+	if (memcmp(dst, all_nodes, 16) == 0)
+		return 1;
+	if (memcmp(dst, solicited, 13) != 0)
+		return 0;
+	for (uint32_t i = 0; i < port->nb_addrs6; i++)
+		if (memcmp(port->addrs6[i].addr + 13, dst + 13, 3) == 0)
+			return 1;
+	return 0;
+}
+
+void ipv6_input(struct router *r, struct rte_mbuf *m, int l2_multicast)
+{
+	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
+	const struct fib6_route *rt;
+	uint32_t total;
+	uint16_t in_port = esgw_meta(m)->in_port;
+
+	if (rte_pktmbuf_data_len(m) < IPV6_HEADER_LEN || (ip[0] >> 4) != 6) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	total = IPV6_HEADER_LEN + read_be16(ip + 4);
+	if (total > rte_pktmbuf_pkt_len(m)) { /* jumbograms (length 0) included */
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	if (rte_pktmbuf_pkt_len(m) > total) /* Ethernet padding */
+		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total);
+	if (ip[24] == 0xff) { /* multicast: only ND and echo groups of ours */
+		if (esgw_meta(m)->kind == ESGW_PKT_RX && in_port < ESGW_MAX_PORTS &&
+		    multicast_for_us(&r->tables->ports[in_port], ip + 24))
+			deliver_local6(r, m, 1);
+		else
+			router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		return;
+	}
+	rt = fib6_lookup(&r->tables->fib6, ip + 24);
+	if (rt != NULL && rt->kind == FIB_LOCAL) {
+		deliver_local6(r, m, 0);
+		return;
+	}
+	if (l2_multicast) {
+		router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		return;
+	}
+	/* Link-local and unspecified sources are never forwarded (RFC 4291 2.5.6). */
+	if ((ip[8] == 0xfe && (ip[9] & 0xc0) == 0x80) || ip[8] == 0xff) {
+		router_drop(r, m, ESGW_DROP_NOT_FOR_US);
+		return;
+	}
+	if (rt == NULL) {
+		icmp6_send_error(r, m, ICMP6_DEST_UNREACHABLE, 0 /* no route */, 0);
+		router_drop(r, m, ESGW_DROP_NO_ROUTE);
+		return;
+	}
+	if (ip[7] <= 1) {
+		icmp6_send_error(r, m, ICMP6_TIME_EXCEEDED, 0 /* hop limit exceeded */, 0);
+		router_drop(r, m, ESGW_DROP_TTL_EXPIRED);
+		return;
+	}
+	ip[7]--; /* no header checksum in IPv6 */
+	send_by_route6(r, m, rt, ip + 24);
+}

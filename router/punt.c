@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The punt path: what is addressed to the gateway but not served by the
+ * router goes, as an Ethernet frame, on the ring ESGW_RING_PUNT to rxtx,
+ * which writes it to the TAP interface of the port (rxtx/punt.c). The TAP
+ * has the port's MAC, IPv4 addresses and MTU, so the host's own stack
+ * answers: an IKE daemon bound to UDP 500/4500, sshd, anything listening.
+ *
+ * What is punted: every IPv4 packet unicast to one of the gateway's
+ * addresses that the router does not consume itself. The router consumes
+ * ESP, ESP in UDP and NAT keepalives on the NAT-T ports, ICMP echo requests,
+ * ARP; everything else (UDP 500, non-ESP-marked packets on the NAT-T ports,
+ * other UDP, TCP, other protocols, ICMP other than echo requests) goes to
+ * the host. Punting rather than dropping unknown ports and protocols makes
+ * the gateway behave like a host: a closed port gets a TCP reset or an ICMP
+ * port unreachable from the host's stack, a ping from the gateway's shell
+ * gets its echo replies, and access is governed where operators expect it,
+ * by the host's firewall on the esgw-* interfaces. Broadcast and multicast
+ * are never punted (the host must not answer a LAN's broadcasts for a
+ * gateway that does not), nor is IPv6 yet (the TAP has no IPv6: the router's
+ * ND would have to feed the host's neighbour cache as ARP does below).
+ *
+ * ARP: the TAP shares the port's MAC and addresses, so the host's ARP
+ * requests (sent through the TAP and out of the port) get replies addressed
+ * to the gateway, which arrive at the router like replies to its own
+ * requests. The router learns from them as always and then hands the frame
+ * to the host too (punt_frame_to_host): a Linux host takes a reply only for
+ * a neighbour it asked about, so copies of replies to the router's own
+ * requests change nothing there. Requests are not copied: the router
+ * answers them, and a second answer from the host would only repeat it.
+ *
+ * Rate: writing to a TAP is a system call per frame in rxtx, the process
+ * that also polls the ports. A flood to the gateway's addresses must not
+ * take the dataplane down with it, so punts are limited to
+ * PUNT_PER_WINDOW per PUNT_WINDOW_MS (~25k frames/s, enough for IKE and an
+ * SSH session, far below what would starve rxtx); the excess is dropped as
+ * punt_policed. Until rxtx has created the ring, punts are dropped as
+ * punted_no_host (and ARP copies simply freed: the router used them). */
+#include <rte_ether.h>
+
+#include "headers.h"
+#include "log.h"
+#include "router.h"
+
+#define PUNT_WINDOW_MS 10
+#define PUNT_PER_WINDOW 256
+
+void punt_ring_lookup(struct router *r)
+{
+	if (r->punt_ring != NULL)
+		return;
+	r->punt_ring = rte_ring_lookup(ESGW_RING_PUNT);
+	if (r->punt_ring != NULL) {
+		esgw_ring_producer_recover(r->punt_ring); /* we are its one producer */
+		ESGW_INFO("punting to the host through ring %s", ESGW_RING_PUNT);
+	}
+}
+
+static int punt_rate_allows(struct router *r)
+{
+	if (r->now - r->punt_window >= r->hz / 1000 * PUNT_WINDOW_MS) {
+		r->punt_window = r->now;
+		r->punt_budget = PUNT_PER_WINDOW;
+	}
+	if (r->punt_budget == 0)
+		return 0;
+	r->punt_budget--;
+	return 1;
+}
+
+/* m is a complete frame for the TAP of port. */
+static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port)
+{
+	struct esgw_meta *meta = esgw_meta(m);
+
+	meta->kind = ESGW_PKT_RX;
+	meta->in_port = port;
+	if (rte_ring_enqueue(r->punt_ring, m) != 0) {
+		router_drop(r, m, ESGW_DROP_RING_FULL);
+		return;
+	}
+	r->ctr.punted++;
+	/* Punts are rare control traffic: one doorbell each costs nothing. */
+	esgw_doorbell_ring(&r->dp.shared->db_rxtx);
+}
+
+void punt_to_host(struct router *r, struct rte_mbuf *m)
+{
+	struct esgw_meta *meta = esgw_meta(m);
+	uint32_t dst = read_be32(rte_pktmbuf_mtod(m, const uint8_t *) + 16);
+	const struct fib_route *rt = fib_lookup(&r->tables->fib, dst);
+	const struct router_port *port;
+	struct rte_ether_hdr *eth;
+	uint16_t port_id;
+	int received;
+
+	if (rt == NULL || rt->kind != FIB_LOCAL) { /* broadcast: not the host's to answer */
+		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+		return;
+	}
+	if (r->punt_ring == NULL) {
+		router_drop(r, m, ESGW_DROP_PUNTED_NO_HOST);
+		return;
+	}
+	if (!punt_rate_allows(r)) {
+		router_drop(r, m, ESGW_DROP_PUNT_POLICED);
+		return;
+	}
+	/* Received frames go to the TAP of the port they came in on (the
+	 * host's reverse path check sees the interface the sender is on);
+	 * decrypted packets to the TAP of the port that owns the address. */
+	received = meta->kind == ESGW_PKT_RX && meta->in_port < ESGW_MAX_PORTS &&
+		   r->tables->ports[meta->in_port].present;
+	port_id = received ? meta->in_port : rt->port;
+	port = &r->tables->ports[port_id];
+	/* A received frame's Ethernet header is still in the headroom (input_ip
+	 * only stripped it); the destination MAC and type are rewritten anyway,
+	 * so a packet reassembled or decrypted here carries the right ones. */
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ETHER_HEADER_LEN);
+	if (eth == NULL) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return;
+	}
+	rte_ether_addr_copy(&port->mac, &eth->dst_addr);
+	if (!received)
+		rte_ether_addr_copy(&port->mac, &eth->src_addr);
+	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	punt_enqueue(r, m, port_id);
+}
+
+void punt_frame_to_host(struct router *r, struct rte_mbuf *m, uint16_t in_port)
+{
+	if (r->punt_ring == NULL || !punt_rate_allows(r)) {
+		rte_pktmbuf_free(m); /* consumed by the router already: not a drop */
+		return;
+	}
+	punt_enqueue(r, m, in_port);
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Policies (SPD) beside the route-based tunnels. Outbound, a packet the
+ * router is about to send by its route is matched against the policies in
+ * priority order, first match wins: protect hands it to the policy's SA over
+ * the policy's tunnel (overriding the route), discard drops it, bypass and no
+ * match leave it to the route. Like Linux's xfrm output lookup, this happens
+ * after the FIB lookup, so a protected destination still needs a route (a
+ * default route will do). A protect policy whose SA is not installed drops
+ * the packet: traffic the operator asked to protect is never sent in clear.
+ * Inbound, a decrypted packet must match, with source and destination
+ * swapped, a protect policy of the SA it arrived on when its tunnel has any
+ * (RFC 4301 5.2); otherwise a peer could inject any traffic through an SA
+ * negotiated for a narrower selector. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "log.h"
+#include "router.h"
+#include "spd.h"
+
+#define FAIL(...)                                                                  \
+	do {                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                \
+		goto fail;                                                         \
+	} while (0)
+
+void spd_free(struct spd_table *spd)
+{
+	if (spd == NULL)
+		return;
+	free(spd->policies);
+	free(spd->index);
+	free(spd);
+}
+
+/* "" is any; otherwise a prefix. Returns 0 or -1. */
+static int parse_selector_prefix(const char *s, uint32_t *addr, uint32_t *mask)
+{
+	uint8_t len;
+
+	if (s == NULL || s[0] == '\0') {
+		*addr = *mask = 0;
+		return 0;
+	}
+	if (esgw_parse_prefix(s, addr, &len) < 0)
+		return -1;
+	*mask = esgw_prefix_mask(len);
+	*addr &= *mask;
+	return 0;
+}
+
+static void port_range(uint32_t lo, uint32_t hi, uint16_t *out_lo, uint16_t *out_hi)
+{
+	if ((lo == 0 && hi == 0) || lo > 65535 || hi > 65535 || lo > hi) {
+		*out_lo = 0; /* unset (ctld refuses the rest): any */
+		*out_hi = 65535;
+		return;
+	}
+	*out_lo = (uint16_t)lo;
+	*out_hi = (uint16_t)hi;
+}
+
+static const Esgw__DpSa *config_sa(const Esgw__DpConfig *cfg, uint32_t id)
+{
+	for (size_t i = 0; i < cfg->n_sas; i++)
+		if (cfg->sas[i]->id == id)
+			return cfg->sas[i];
+	return NULL;
+}
+
+static int tunnel_index(const struct router_tables *t, const char *name)
+{
+	for (uint32_t i = 0; i < t->nb_tunnels; i++)
+		if (strcmp(t->tunnels[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Sort key: priority, then position in the configuration (stable). */
+struct ranked {
+	struct spd_policy policy;
+	uint32_t position;
+	const Esgw__Policy *config;
+};
+
+static int ranked_cmp(const void *a, const void *b)
+{
+	const struct ranked *x = a, *y = b;
+
+	if (x->policy.priority != y->policy.priority)
+		return x->policy.priority < y->policy.priority ? -1 : 1;
+	return x->position < y->position ? -1 : x->position > y->position;
+}
+
+static int policy_from(struct ranked *rk, const struct router_tables *t, const Esgw__DpConfig *cfg,
+		       char *err, size_t errlen)
+{
+	const Esgw__Policy *pc = rk->config;
+	struct spd_policy *p = &rk->policy;
+	const Esgw__DpSa *sa;
+	int tun;
+
+	if (parse_selector_prefix(pc->src, &p->sel.src, &p->sel.src_mask) < 0 ||
+	    parse_selector_prefix(pc->dst, &p->sel.dst, &p->sel.dst_mask) < 0)
+		FAIL("policy %s: bad source or destination prefix", pc->name);
+	if (pc->protocol > 255)
+		FAIL("policy %s: protocol %u out of range", pc->name, pc->protocol);
+	p->sel.proto = (uint8_t)pc->protocol;
+	port_range(pc->sport_lo, pc->sport_hi, &p->sel.sport_lo, &p->sel.sport_hi);
+	port_range(pc->dport_lo, pc->dport_hi, &p->sel.dport_lo, &p->sel.dport_hi);
+	p->priority = pc->priority;
+	switch (pc->action) {
+	case ESGW__POLICY__ACTION__ACTION_PROTECT:
+		p->action = SPD_PROTECT;
+		break;
+	case ESGW__POLICY__ACTION__ACTION_BYPASS:
+		p->action = SPD_BYPASS;
+		return 0;
+	case ESGW__POLICY__ACTION__ACTION_DISCARD:
+		p->action = SPD_DISCARD;
+		return 0;
+	default:
+		FAIL("policy %s: unknown action %d", pc->name, pc->action);
+	}
+	/* Protect: usable only with its tunnel and an installed SA; until then
+	 * its traffic is dropped, not routed in clear. */
+	tun = tunnel_index(t, pc->tunnel);
+	sa = config_sa(cfg, pc->sa_out);
+	if (tun < 0 || sa == NULL || sa->slot >= ESGW_MAX_SA || sa->worker >= ESGW_MAX_WORKERS)
+		return 0;
+	p->tunnel = (uint32_t)tun;
+	p->sa_slot = sa->slot;
+	p->worker = sa->worker;
+	p->usable = 1;
+	return 0;
+fail:
+	return -1;
+}
+
+static int lists_sa(const Esgw__Policy *pc, uint32_t id)
+{
+	if (pc->n_sa_in == 0)
+		return 1;
+	for (size_t i = 0; i < pc->n_sa_in; i++)
+		if (pc->sa_in[i] == id)
+			return 1;
+	return 0;
+}
+
+/* For every inbound SA of a tunnel with protect policies, the list of those
+ * its decrypted packets must match. */
+static int build_inbound(struct spd_table *spd, const struct ranked *rk,
+			 const Esgw__DpConfig *cfg, char *err, size_t errlen)
+{
+	size_t cap = 0, used = 0;
+
+	for (size_t ti = 0; ti < cfg->n_tunnels; ti++) {
+		const Esgw__Tunnel *tc = cfg->tunnels[ti];
+		int has_protect = 0;
+
+		for (uint32_t k = 0; k < spd->nb_policies; k++)
+			has_protect |= rk[k].policy.action == SPD_PROTECT &&
+				       strcmp(rk[k].config->tunnel, tc->name) == 0;
+		if (!has_protect)
+			continue;
+		for (size_t s = 0; s < tc->n_sa_in; s++) {
+			const Esgw__DpSa *sa = config_sa(cfg, tc->sa_in[s]);
+			struct spd_inbound *in;
+
+			if (sa == NULL || sa->slot >= ESGW_MAX_SA)
+				continue; /* add_tunnels refused this configuration already */
+			in = &spd->in[sa->slot];
+			in->checked = 1;
+			in->first = (uint32_t)used;
+			for (uint32_t k = 0; k < spd->nb_policies; k++) {
+				if (rk[k].policy.action != SPD_PROTECT ||
+				    strcmp(rk[k].config->tunnel, tc->name) != 0 ||
+				    !lists_sa(rk[k].config, sa->id))
+					continue;
+				if (used == cap) {
+					uint32_t *grown;
+
+					cap = cap ? 2 * cap : 16;
+					grown = realloc(spd->index, cap * sizeof(*grown));
+					if (grown == NULL)
+						FAIL("out of memory");
+					spd->index = grown;
+				}
+				spd->index[used++] = k;
+			}
+			in->count = (uint32_t)used - in->first;
+		}
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+int spd_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen)
+{
+	struct ranked *rk = NULL;
+	struct spd_table *spd;
+
+	t->spd = NULL;
+	if (cfg->n_policies == 0)
+		return 0;
+	spd = calloc(1, sizeof(*spd));
+	rk = calloc(cfg->n_policies, sizeof(*rk));
+	if (spd == NULL || rk == NULL)
+		FAIL("out of memory");
+	t->spd = spd; /* freed with the tables on failure */
+	spd->nb_policies = (uint32_t)cfg->n_policies;
+	for (size_t i = 0; i < cfg->n_policies; i++) {
+		rk[i].position = (uint32_t)i;
+		rk[i].config = cfg->policies[i];
+		if (policy_from(&rk[i], t, cfg, err, errlen) < 0)
+			goto fail;
+	}
+	qsort(rk, cfg->n_policies, sizeof(*rk), ranked_cmp);
+	spd->policies = calloc(cfg->n_policies, sizeof(*spd->policies));
+	if (spd->policies == NULL)
+		FAIL("out of memory");
+	for (size_t i = 0; i < cfg->n_policies; i++) {
+		spd->policies[i] = rk[i].policy;
+		if (rk[i].policy.action == SPD_PROTECT && !rk[i].policy.usable)
+			ESGW_WARN("policy %s: SA %u or tunnel %s not installed: its traffic is "
+				  "dropped",
+				  rk[i].config->name, rk[i].config->sa_out, rk[i].config->tunnel);
+	}
+	if (build_inbound(spd, rk, cfg, err, errlen) < 0)
+		goto fail;
+	free(rk);
+	return 0;
+fail:
+	free(rk);
+	return -1;
+}
+
+int spd_output(struct router *r, struct rte_mbuf *m)
+{
+	const struct spd_table *spd = r->tables->spd;
+	struct esgw_flow flow;
+
+	if (spd == NULL)
+		return 0;
+	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+				&flow) < 0) {
+		/* Unclassifiable, so possibly traffic to protect: fail closed. */
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return 1;
+	}
+	for (uint32_t i = 0; i < spd->nb_policies; i++) {
+		const struct spd_policy *p = &spd->policies[i];
+
+		if (!esgw_selector_match(&p->sel, &flow))
+			continue;
+		switch (p->action) {
+		case SPD_BYPASS:
+			return 0;
+		case SPD_DISCARD:
+			router_drop(r, m, ESGW_DROP_POLICY_DISCARD);
+			return 1;
+		default:
+			if (!p->usable)
+				router_drop(r, m, ESGW_DROP_POLICY_NO_SA);
+			else
+				esp_output_sa(r, m, &r->tables->tunnels[p->tunnel], p->sa_slot,
+					      p->worker);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int spd_inbound_check(struct router *r, struct rte_mbuf *m)
+{
+	const struct spd_table *spd = r->tables->spd;
+	uint32_t slot = esgw_meta(m)->sa_slot;
+	const struct spd_inbound *in;
+	struct esgw_flow flow;
+
+	if (spd == NULL || slot >= ESGW_MAX_SA || !spd->in[slot].checked)
+		return 0;
+	in = &spd->in[slot];
+	/* Not IPv4 or truncated: no IPv4 selector can vouch for it. */
+	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+				&flow) == 0) {
+		for (uint32_t k = in->first; k < in->first + in->count; k++)
+			if (esgw_selector_match_reverse(&spd->policies[spd->index[k]].sel, &flow))
+				return 0;
+	}
+	router_drop(r, m, ESGW_DROP_POLICY_MISMATCH);
+	return -1;
+}
