@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ICMPv6 the gateway speaks itself (RFC 4443): echo replies for its own
  * addresses, neighbor discovery handed to nd.c, and the errors a router owes
- * (time exceeded, no route, packet too big), rate limited with the ICMP ones. */
+ * (time exceeded, no route, packet too big), rate limited with the ICMP ones.
+ * Other ICMPv6 to its addresses goes to the host's stack (punt.c). */
 #include <string.h>
 
 #include "headers.h"
@@ -71,6 +72,12 @@ void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)
 		ipv6_output(r, m);
 		return;
 	default:
+		/* Other ICMPv6 to one of our addresses (echo replies, packet too
+		 * big, unreachables) is for the host's stack: its ping, its TCP. */
+		if (!to_multicast) {
+			punt_to_host(r, m);
+			return;
+		}
 		break;
 	}
 	router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);

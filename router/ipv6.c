@@ -346,6 +346,13 @@ static void deliver_local6(struct router *r, struct rte_mbuf *m, int to_multicas
 {
 	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
 
+	if (ip[6] == IPPROTO_IPV6_FRAGMENT && !to_multicast) {
+		/* Fragmented ESP (or anything else to us): reassembly.c. */
+		m = reassembly6_input(r, m);
+		if (m == NULL)
+			return; /* held until complete, or dropped */
+		ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	}
 	switch (ip[6]) {
 	case IPPROTO_ICMPV6_NUM:
 		icmp6_input_local(r, m, to_multicast);
@@ -362,8 +369,11 @@ static void deliver_local6(struct router *r, struct rte_mbuf *m, int to_multicas
 		else
 			udp6_input_local(r, m);
 		break;
-	default: /* extension headers (fragments too) and other protocols */
-		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+	default: /* TCP (SSH to the gateway) and the rest: the host's stack */
+		if (to_multicast) /* the host must not answer a link's multicast for us */
+			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+		else
+			punt_to_host(r, m);
 		break;
 	}
 }

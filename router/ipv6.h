@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The router's IPv6 path (ipv6.c), neighbor discovery (nd.c), ICMPv6
- * (icmp6.c), MTU handling and fragmentation (frag.c) and IPv4 reassembly of
- * fragments addressed to the gateway (reassembly.c). Included by router.h. */
+ * (icmp6.c), MTU handling and fragmentation (frag.c) and IPv4 and IPv6
+ * reassembly of fragments addressed to the gateway (reassembly.c). Included
+ * by router.h. */
 #ifndef ESGW_ROUTER_IPV6_H
 #define ESGW_ROUTER_IPV6_H
 
 #include <stdint.h>
 
 #define IPV6_HEADER_LEN 40
+#define IPPROTO_IPV6_FRAGMENT 44
 #define IPPROTO_ICMPV6_NUM 58
 #define ICMP6_DEST_UNREACHABLE 1
 #define ICMP6_PACKET_TOO_BIG 2
@@ -102,6 +104,10 @@ struct reassembly_table *reassembly_table_alloc(void);
  * contiguous mbuf) when this fragment completed it, else NULL (held, or
  * dropped with a reason). Consumes m either way. */
 struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m);
+/* The same for an IPv6 packet to a gateway address whose fixed header is
+ * followed by a fragment header (RFC 8200 4.5): the whole datagram comes out
+ * without the fragment header. */
+struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m);
 /* Drop datagrams older than the reassembly timeout. */
 void reassembly_timer(struct router *r, uint64_t now);
 

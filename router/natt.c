@@ -66,7 +66,7 @@ static void strip_udp(struct rte_mbuf *m, size_t ihl)
 
 /* What UDP to local port dport carries (RFC 3948 2.2, 2.3): 1 for ESP, which
  * goes on to its SA; 0 when m is consumed (IKE punted to the host, keepalive
- * absorbed, anything else dropped). Shared by IPv4 and IPv6. */
+ * absorbed, other ports punted, malformed dropped). Shared by IPv4 and IPv6. */
 static int natt_payload_is_esp(struct router *r, struct rte_mbuf *m, uint16_t dport,
 			       const uint8_t *payload, size_t payload_len)
 {
@@ -74,8 +74,8 @@ static int natt_payload_is_esp(struct router *r, struct rte_mbuf *m, uint16_t dp
 		punt_to_host(r, m);
 		return 0;
 	}
-	if (!is_natt_port(r->tables, dport)) {
-		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+	if (!is_natt_port(r->tables, dport)) { /* any other UDP service: the host's */
+		punt_to_host(r, m);
 		return 0;
 	}
 	if (payload_len == 1 && payload[0] == NATT_KEEPALIVE_BYTE) {

@@ -227,6 +227,31 @@ static const uint8_t *find_ll_option(const uint8_t *opt, uint32_t len, uint8_t t
 	return NULL;
 }
 
+/* The host behind the punt TAP shares the port's MAC and IPv6 addresses and
+ * resolves its own neighbours (to answer a TCP peer, say): its solicitations
+ * leave through the port, and the advertisements that answer them come back
+ * unicast to the port's MAC, here. So a unicast advertisement, after the
+ * router has learnt from it, is copied to the host as a frame, as ARP replies
+ * are (punt.c): Linux takes an advertisement only for a neighbour it is
+ * resolving, so copies of answers to the router's own solicitations change
+ * nothing there. Multicast (unsolicited) advertisements are not copied: the
+ * host does not need them to resolve, and the router already used them. */
+static void advert_to_host(struct router *r, struct rte_mbuf *m, uint16_t in_port)
+{
+	const struct rte_ether_hdr *eth;
+
+	if (esgw_meta(m)->kind != ESGW_PKT_RX || rte_pktmbuf_prepend(m, ETHER_HEADER_LEN) == NULL) {
+		rte_pktmbuf_free(m); /* consumed by the router: not a drop */
+		return;
+	}
+	eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *); /* the header as received */
+	if (!rte_is_same_ether_addr(&eth->dst_addr, &r->tables->ports[in_port].mac)) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	punt_frame_to_host(r, m, in_port);
+}
+
 void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 {
 	const struct router_port *port = &r->tables->ports[in_port];
@@ -256,7 +281,7 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		e = entry_find(r->nd, in_port, target);
 		if (e != NULL && ll != NULL && !(ll[0] & 1))
 			learn(r, e, ll);
-		rte_pktmbuf_free(m);
+		advert_to_host(r, m, in_port);
 		return;
 	}
 	if (!ipv6_is_port_address(port, target)) {

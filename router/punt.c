@@ -5,19 +5,19 @@
  * has the port's MAC, IPv4 addresses and MTU, so the host's own stack
  * answers: an IKE daemon bound to UDP 500/4500, sshd, anything listening.
  *
- * What is punted: every IPv4 packet unicast to one of the gateway's
+ * What is punted: every IPv4 or IPv6 packet unicast to one of the gateway's
  * addresses that the router does not consume itself. The router consumes
- * ESP, ESP in UDP and NAT keepalives on the NAT-T ports, ICMP echo requests,
- * ARP; everything else (UDP 500, non-ESP-marked packets on the NAT-T ports,
- * other UDP, TCP, other protocols, ICMP other than echo requests) goes to
- * the host. Punting rather than dropping unknown ports and protocols makes
+ * ESP, ESP in UDP and NAT keepalives on the NAT-T ports, ICMP and ICMPv6
+ * echo requests, ARP and neighbor discovery; everything else (UDP 500,
+ * non-ESP-marked packets on the NAT-T ports, other UDP, TCP, other
+ * protocols and IPv6 extension headers, ICMP(v6) other than echo requests)
+ * goes to the host. Punting rather than dropping unknown ports and protocols makes
  * the gateway behave like a host: a closed port gets a TCP reset or an ICMP
  * port unreachable from the host's stack, a ping from the gateway's shell
  * gets its echo replies, and access is governed where operators expect it,
  * by the host's firewall on the esgw-* interfaces. Broadcast and multicast
  * are never punted (the host must not answer a LAN's broadcasts for a
- * gateway that does not), nor is IPv6 yet (the TAP has no IPv6: the router's
- * ND would have to feed the host's neighbour cache as ARP does below).
+ * gateway that does not).
  *
  * ARP: the TAP shares the port's MAC and addresses, so the host's ARP
  * requests (sent through the TAP and out of the port) get replies addressed
@@ -27,6 +27,8 @@
  * a neighbour it asked about, so copies of replies to the router's own
  * requests change nothing there. Requests are not copied: the router
  * answers them, and a second answer from the host would only repeat it.
+ * IPv6 neighbor discovery works the same way (nd.c copies unicast neighbor
+ * advertisements; solicitations stay with the router).
  *
  * Rate: writing to a TAP is a system call per frame in rxtx, the process
  * that also polls the ports. A flood to the gateway's addresses must not
@@ -86,16 +88,30 @@ static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port)
 void punt_to_host(struct router *r, struct rte_mbuf *m)
 {
 	struct esgw_meta *meta = esgw_meta(m);
-	uint32_t dst = read_be32(rte_pktmbuf_mtod(m, const uint8_t *) + 16);
-	const struct fib_route *rt = fib_lookup(&r->tables->fib, dst);
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	int ipv6 = ip[0] >> 4 == 6;
 	const struct router_port *port;
 	struct rte_ether_hdr *eth;
-	uint16_t port_id;
+	uint16_t port_id, local_port;
 	int received;
 
-	if (rt == NULL || rt->kind != FIB_LOCAL) { /* broadcast: not the host's to answer */
-		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
-		return;
+	/* Only to an address of ours: a broadcast is not the host's to answer. */
+	if (ipv6) {
+		const struct fib6_route *rt = fib6_lookup(&r->tables->fib6, ip + 24);
+
+		if (rt == NULL || rt->kind != FIB_LOCAL) {
+			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+			return;
+		}
+		local_port = rt->port;
+	} else {
+		const struct fib_route *rt = fib_lookup(&r->tables->fib, read_be32(ip + 16));
+
+		if (rt == NULL || rt->kind != FIB_LOCAL) {
+			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+			return;
+		}
+		local_port = rt->port;
 	}
 	if (r->punt_ring == NULL) {
 		router_drop(r, m, ESGW_DROP_PUNTED_NO_HOST);
@@ -110,7 +126,7 @@ void punt_to_host(struct router *r, struct rte_mbuf *m)
 	 * decrypted packets to the TAP of the port that owns the address. */
 	received = meta->kind == ESGW_PKT_RX && meta->in_port < ESGW_MAX_PORTS &&
 		   r->tables->ports[meta->in_port].present;
-	port_id = received ? meta->in_port : rt->port;
+	port_id = received ? meta->in_port : local_port;
 	port = &r->tables->ports[port_id];
 	/* A received frame's Ethernet header is still in the headroom (input_ip
 	 * only stripped it); the destination MAC and type are rewritten anyway,
@@ -123,7 +139,7 @@ void punt_to_host(struct router *r, struct rte_mbuf *m)
 	rte_ether_addr_copy(&port->mac, &eth->dst_addr);
 	if (!received)
 		rte_ether_addr_copy(&port->mac, &eth->src_addr);
-	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
+	eth->ether_type = rte_cpu_to_be_16(ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 	punt_enqueue(r, m, port_id);
 }
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Reassembly of IPv4 fragments addressed to the gateway (fragmented ESP from
- * a peer whose path MTU is smaller than its packets, RFC 4303 3.4.1: ESP is
- * reassembled before it is decrypted). Memory is bounded: a small table of
+/* Reassembly of IPv4 and IPv6 fragments addressed to the gateway (fragmented
+ * ESP from a peer whose path MTU is smaller than its packets, RFC 4303 3.4.1:
+ * ESP is reassembled before it is decrypted). One table serves both
+ * families: only the key and the header differ (IPv4: source, destination,
+ * protocol and 16-bit id, RFC 791; IPv6: source, destination and the 32-bit
+ * id of the fragment header, RFC 8200 4.5). Memory is bounded: a small table of
  * datagrams with a few fragments each, 2 s to complete, and a datagram no
  * larger than one mbuf (the crypto worker wants contiguous packets). What
  * does not fit is dropped and counted (reassembly_overflow), what does not
@@ -17,18 +20,36 @@
 #define REASM_TIMEOUT_MS 2000
 #define IPV4_MF 0x2000
 #define IPV4_OFFSET_MASK 0x1fff
+#define IPV6_FRAGMENT_HEADER_LEN 8
+#define IPV6_FRAGMENT_MF 0x0001
+#define IPV6_FRAGMENT_OFFSET_MASK 0xfff8 /* in 8-byte units, already shifted by 3 */
+
+/* What identifies a datagram (the family's fields, the rest zero) and where
+ * a fragment's payload starts. */
+struct fragment_key {
+	uint8_t family; /* 4 or 6 */
+	uint8_t proto;  /* IPv4 only: IPv6 keys on addresses and id alone */
+	uint32_t id;
+	uint8_t src[16], dst[16];
+};
+
+struct fragment {
+	struct fragment_key key;
+	uint32_t header_len; /* bytes before the payload in the fragment */
+	uint32_t offset, len; /* of the payload in the datagram */
+	int more;
+};
 
 struct reassembly_datagram {
 	uint8_t used;
 	uint8_t nb;
-	uint8_t proto;
-	uint16_t id;
-	uint32_t src, dst;
+	struct fragment_key key;
 	uint32_t total;    /* payload length once the last fragment came, else 0 */
 	uint32_t received; /* payload bytes held */
 	uint64_t expires;  /* TSC */
 	struct {
 		struct rte_mbuf *m;
+		uint32_t header_len;
 		uint32_t offset, len; /* of the payload */
 	} frags[REASM_FRAGMENTS];
 };
@@ -60,11 +81,9 @@ void reassembly_timer(struct router *r, uint64_t now)
 			datagram_drop(r, &r->reasm->d[i], ESGW_DROP_REASSEMBLY_TIMEOUT);
 }
 
-static struct reassembly_datagram *datagram_find(struct router *r, const uint8_t *ip)
+static struct reassembly_datagram *datagram_find(struct router *r, const struct fragment_key *key)
 {
 	struct reassembly_datagram *free_slot = NULL;
-	uint32_t src = read_be32(ip + 12), dst = read_be32(ip + 16);
-	uint16_t id = read_be16(ip + 4);
 
 	for (int i = 0; i < REASM_DATAGRAMS; i++) {
 		struct reassembly_datagram *d = &r->reasm->d[i];
@@ -80,112 +99,115 @@ static struct reassembly_datagram *datagram_find(struct router *r, const uint8_t
 				free_slot = d;
 			continue;
 		}
-		if (d->src == src && d->dst == dst && d->id == id && d->proto == ip[9])
+		if (memcmp(&d->key, key, sizeof(*key)) == 0)
 			return d;
 	}
 	if (free_slot == NULL)
 		return NULL;
 	memset(free_slot, 0, sizeof(*free_slot));
 	free_slot->used = 1;
-	free_slot->src = src;
-	free_slot->dst = dst;
-	free_slot->id = id;
-	free_slot->proto = ip[9];
+	free_slot->key = *key;
 	free_slot->expires = r->now + r->hz * REASM_TIMEOUT_MS / 1000;
 	r->reasm->nb_used++;
 	return free_slot;
 }
 
-/* The datagram in one new mbuf: the first fragment's header, then the
- * payloads in offset order. NULL if the pool is empty. */
+/* The datagram in one new mbuf: the first fragment's header (IPv6: without
+ * its fragment header), then the payloads in offset order. NULL if the pool
+ * is empty. */
 static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datagram *d)
 {
 	struct rte_mbuf *first = NULL, *out;
-	uint32_t ihl;
+	uint32_t hlen;
 	uint8_t *p, *ip;
 
 	for (uint8_t i = 0; i < d->nb; i++)
 		if (d->frags[i].offset == 0)
 			first = d->frags[i].m;
 	ip = rte_pktmbuf_mtod(first, uint8_t *);
-	ihl = (ip[0] & 0x0fu) * 4u;
+	/* IPv6: only the fixed header goes before the fragment header (ipv6.c
+	 * hands no other extension headers here). */
+	hlen = d->key.family == 6 ? IPV6_HEADER_LEN : (ip[0] & 0x0fu) * 4u;
 	out = rte_pktmbuf_alloc(r->dp.pool);
 	if (out == NULL)
 		return NULL;
-	p = (uint8_t *)rte_pktmbuf_append(out, (uint16_t)(ihl + d->total));
+	p = (uint8_t *)rte_pktmbuf_append(out, (uint16_t)(hlen + d->total));
 	if (p == NULL) {
 		rte_pktmbuf_free(out);
 		return NULL;
 	}
-	memcpy(p, ip, ihl);
+	memcpy(p, ip, hlen);
 	for (uint8_t i = 0; i < d->nb; i++) {
 		const struct rte_mbuf *f = d->frags[i].m;
-		uint32_t fihl = (rte_pktmbuf_mtod(f, const uint8_t *)[0] & 0x0fu) * 4u;
-
-		uint8_t *to = p + ihl + d->frags[i].offset;
-		const void *from = rte_pktmbuf_read(f, fihl, d->frags[i].len, to);
+		uint8_t *to = p + hlen + d->frags[i].offset;
+		const void *from = rte_pktmbuf_read(f, d->frags[i].header_len, d->frags[i].len, to);
 
 		if (from != to) /* it copies only from segmented mbufs */
 			memcpy(to, from, d->frags[i].len);
 	}
-	write_be16(p + 2, (uint16_t)(ihl + d->total));
-	write_be16(p + 6, (uint16_t)(read_be16(p + 6) & ~(IPV4_MF | IPV4_OFFSET_MASK)));
-	write_be16(p + 10, 0);
-	write_be16(p + 10, inet_checksum(p, ihl));
+	if (d->key.family == 6) {
+		p[6] = ip[IPV6_HEADER_LEN]; /* the fragment header's next header */
+		write_be16(p + 4, (uint16_t)d->total);
+	} else {
+		write_be16(p + 2, (uint16_t)(hlen + d->total));
+		write_be16(p + 6, (uint16_t)(read_be16(p + 6) & ~(IPV4_MF | IPV4_OFFSET_MASK)));
+		write_be16(p + 10, 0);
+		write_be16(p + 10, inet_checksum(p, hlen));
+	}
 	*esgw_meta(out) = *esgw_meta(first);
 	return out;
 }
 
-struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m)
+/* Hold fragment f (in m); the whole datagram when f completed it. */
+static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const struct fragment *f)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t ihl = (ip[0] & 0x0fu) * 4u, len = rte_pktmbuf_pkt_len(m) - ihl;
-	uint16_t flags = read_be16(ip + 6);
-	uint32_t offset = (flags & IPV4_OFFSET_MASK) * 8u;
-	uint32_t max_payload = rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM - ihl;
+	uint32_t max_payload = rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM -
+			       f->header_len;
 	struct reassembly_datagram *d;
 	struct rte_mbuf *whole;
 
-	if (r->reasm == NULL || ((flags & IPV4_MF) && len % 8 != 0) || len == 0) {
+	if (r->reasm == NULL || (f->more && f->len % 8 != 0) || f->len == 0) {
 		router_drop(r, m, ESGW_DROP_MALFORMED); /* inner fragments are 8-byte multiples */
 		return NULL;
 	}
-	d = datagram_find(r, ip);
+	d = datagram_find(r, &f->key);
 	if (d == NULL) {
 		router_drop(r, m, ESGW_DROP_REASSEMBLY_OVERFLOW); /* table full */
 		return NULL;
 	}
-	if (d->nb == REASM_FRAGMENTS || offset + len > max_payload) {
+	if (d->nb == REASM_FRAGMENTS || f->offset + f->len > max_payload) {
 		router_drop(r, m, ESGW_DROP_REASSEMBLY_OVERFLOW);
 		datagram_drop(r, d, ESGW_DROP_REASSEMBLY_OVERFLOW);
 		return NULL;
 	}
-	/* Overlaps are refused outright (as RFC 5722 does for IPv6): they
-	 * only serve to confuse filters. A duplicate counts as one too. */
+	/* Overlaps are refused outright, the whole datagram with them (RFC
+	 * 5722 for IPv6, and the same for IPv4): they only serve to confuse
+	 * filters. A duplicate counts as one too. */
 	for (uint8_t i = 0; i < d->nb; i++) {
-		if (offset < d->frags[i].offset + d->frags[i].len &&
-		    d->frags[i].offset < offset + len) {
+		if (f->offset < d->frags[i].offset + d->frags[i].len &&
+		    d->frags[i].offset < f->offset + f->len) {
 			router_drop(r, m, ESGW_DROP_MALFORMED);
 			datagram_drop(r, d, ESGW_DROP_MALFORMED);
 			return NULL;
 		}
 	}
-	if (!(flags & IPV4_MF)) {
-		if (d->total != 0 || offset + len < d->received) {
+	if (!f->more) {
+		if (d->total != 0 || f->offset + f->len < d->received) {
 			router_drop(r, m, ESGW_DROP_MALFORMED); /* two ends, or data past it */
 			datagram_drop(r, d, ESGW_DROP_MALFORMED);
 			return NULL;
 		}
-		d->total = offset + len;
-	} else if (d->total != 0 && offset + len > d->total) {
+		d->total = f->offset + f->len;
+	} else if (d->total != 0 && f->offset + f->len > d->total) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		datagram_drop(r, d, ESGW_DROP_MALFORMED);
 		return NULL;
 	}
 	d->frags[d->nb].m = m;
-	d->frags[d->nb].offset = offset;
-	d->frags[d->nb++].len = len;
-	d->received += len;
+	d->frags[d->nb].header_len = f->header_len;
+	d->frags[d->nb].offset = f->offset;
+	d->frags[d->nb++].len = f->len;
+	d->received += f->len;
 	if (d->total == 0 || d->received != d->total)
 		return NULL; /* held; no overlaps, so equal sums mean full coverage */
 	whole = datagram_build(r, d);
@@ -199,4 +221,42 @@ struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m)
 	r->reasm->nb_used--;
 	r->ctr.datagrams_reassembled++;
 	return whole;
+}
+
+struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint16_t flags = read_be16(ip + 6);
+	struct fragment f = {.key = {.family = 4, .proto = ip[9], .id = read_be16(ip + 4)}};
+
+	memcpy(f.key.src, ip + 12, 4);
+	memcpy(f.key.dst, ip + 16, 4);
+	f.header_len = (ip[0] & 0x0fu) * 4u;
+	f.offset = (flags & IPV4_OFFSET_MASK) * 8u;
+	f.len = rte_pktmbuf_pkt_len(m) - f.header_len;
+	f.more = (flags & IPV4_MF) != 0;
+	return fragment_add(r, m, &f);
+}
+
+struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *), *frag = ip + IPV6_HEADER_LEN;
+	struct fragment f = {.key = {.family = 6}};
+	uint16_t offset_flags;
+
+	if (rte_pktmbuf_data_len(m) < IPV6_HEADER_LEN + IPV6_FRAGMENT_HEADER_LEN) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return NULL;
+	}
+	offset_flags = read_be16(frag + 2);
+	memcpy(f.key.src, ip + 8, 16);
+	memcpy(f.key.dst, ip + 24, 16);
+	f.key.id = read_be32(frag + 4);
+	f.header_len = IPV6_HEADER_LEN + IPV6_FRAGMENT_HEADER_LEN;
+	f.offset = offset_flags & IPV6_FRAGMENT_OFFSET_MASK;
+	f.len = rte_pktmbuf_pkt_len(m) - f.header_len;
+	f.more = (offset_flags & IPV6_FRAGMENT_MF) != 0;
+	/* An atomic fragment (offset 0, no more: RFC 6946) goes through the
+	 * table too and comes out at once, without its fragment header. */
+	return fragment_add(r, m, &f);
 }

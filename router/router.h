@@ -154,7 +154,7 @@ struct router {
 	struct router_handover handovers[ESGW_MAX_SA]; /* markers the ring refused */
 	uint32_t nb_handovers;
 	struct nd_cache *nd;            /* IPv6 neighbors (nd.c) */
-	struct reassembly_table *reasm; /* IPv4 fragments to us (reassembly.c) */
+	struct reassembly_table *reasm; /* IPv4 and IPv6 fragments to us (reassembly.c) */
 };
 
 static inline struct router *router_of(struct esgw_dp *dp)
@@ -243,12 +243,13 @@ void natt_ports_build(struct router_tables *t, const Esgw__DpConfig *cfg);
 /* The local port an inbound SA takes ESP-in-UDP on; 0 for plain ESP. */
 uint16_t natt_local_port(const Esgw__DpSa *sa);
 
-/* punt.c: hand an IPv4 packet to one of the gateway's addresses (L2
+/* punt.c: hand an IPv4 or IPv6 packet to one of the gateway's addresses (L2
  * stripped; of a received frame still in the headroom) to the host's own
  * stack through rxtx and a TAP. Consumes m. */
 void punt_to_host(struct router *r, struct rte_mbuf *m);
 /* A copy for the host of a frame the router consumed itself (an ARP reply
- * to one of its addresses): the host's ARP asked through the TAP too.
+ * or a unicast neighbor advertisement): the host may have asked through the
+ * TAP too.
  * Consumes m. */
 void punt_frame_to_host(struct router *r, struct rte_mbuf *m, uint16_t in_port);
 void punt_ring_lookup(struct router *r);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Gives a punt TAP the IPv4 addresses and MTU of its interface over rtnetlink,
+/* Gives a punt TAP the IPv4 and IPv6 addresses and MTU of its interface over rtnetlink,
  * so the host's stack accepts what the router punts (it only takes packets
  * for its own addresses) and answers from the gateway's addresses. Netlink
  * rather than `ip addr`: no fork from the DPDK primary, no dependency on
@@ -31,9 +31,15 @@ struct nl_req {
 };
 
 struct host_addr {
-	uint32_t addr; /* network order */
+	uint8_t family; /* AF_INET or AF_INET6 */
 	uint8_t len;
+	uint8_t addr[16]; /* network order; IPv4 in the first 4 bytes, the rest 0 */
 };
+
+static size_t addr_bytes(const struct host_addr *a)
+{
+	return a->family == AF_INET6 ? 16 : 4;
+}
 
 static void nl_attr(struct nl_req *req, unsigned short type, const void *data, size_t len)
 {
@@ -64,16 +70,16 @@ static int nl_call(int fd, struct nl_req *req)
 	return -EPROTO;
 }
 
-/* The IPv4 addresses the kernel has on ifindex now. */
-static int addrs_get(int fd, int ifindex, struct host_addr *out, int max)
+/* The addresses of family the kernel has on ifindex now, appended to out
+ * after count: the new count, or -errno. */
+static int addrs_get(int fd, int ifindex, int family, struct host_addr *out, int count, int max)
 {
 	struct nl_req req = {.nh = {.nlmsg_len = NLMSG_LENGTH(sizeof(struct ifaddrmsg)),
 				    .nlmsg_type = RTM_GETADDR,
 				    .nlmsg_flags = NLM_F_REQUEST | NLM_F_DUMP}};
 	char buf[NL_BUF];
-	int count = 0;
 
-	req.ifa.ifa_family = AF_INET;
+	req.ifa.ifa_family = (unsigned char)family;
 	if (send(fd, &req, req.nh.nlmsg_len, 0) < 0)
 		return -errno;
 	for (;;) {
@@ -90,11 +96,16 @@ static int addrs_get(int fd, int ifindex, struct host_addr *out, int max)
 				return count;
 			if (nh->nlmsg_type == NLMSG_ERROR)
 				return ((struct nlmsgerr *)NLMSG_DATA(nh))->error;
-			if (nh->nlmsg_type != RTM_NEWADDR || (int)ifa->ifa_index != ifindex)
+			if (nh->nlmsg_type != RTM_NEWADDR || (int)ifa->ifa_index != ifindex ||
+			    ifa->ifa_family != family)
 				continue;
+			/* IPv4 names the address IFA_LOCAL, IPv6 only IFA_ADDRESS. */
 			for (struct rtattr *a = IFA_RTA(ifa); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
-				if (a->rta_type == IFA_LOCAL && count < max) {
-					memcpy(&out[count].addr, RTA_DATA(a), 4);
+				if (a->rta_type == (family == AF_INET ? IFA_LOCAL : IFA_ADDRESS) &&
+				    count < max) {
+					memset(&out[count], 0, sizeof(out[count]));
+					out[count].family = (uint8_t)family;
+					memcpy(out[count].addr, RTA_DATA(a), family == AF_INET ? 4 : 16);
 					out[count++].len = ifa->ifa_prefixlen;
 				}
 		}
@@ -108,11 +119,15 @@ static int addr_change(int fd, int ifindex, int type, const struct host_addr *a)
 
 	if (type == RTM_NEWADDR)
 		req.nh.nlmsg_flags = NLM_F_CREATE | NLM_F_REPLACE;
-	req.ifa.ifa_family = AF_INET;
+	req.ifa.ifa_family = a->family;
 	req.ifa.ifa_prefixlen = a->len;
 	req.ifa.ifa_index = (unsigned int)ifindex;
-	nl_attr(&req, IFA_LOCAL, &a->addr, 4);
-	nl_attr(&req, IFA_ADDRESS, &a->addr, 4);
+	/* No duplicate address detection: the router answers for the address
+	 * already, the host's probe would find nothing else (tap_quiet_ipv6). */
+	if (a->family == AF_INET6)
+		req.ifa.ifa_flags = IFA_F_NODAD;
+	nl_attr(&req, IFA_LOCAL, a->addr, addr_bytes(a));
+	nl_attr(&req, IFA_ADDRESS, a->addr, addr_bytes(a));
 	return nl_call(fd, &req);
 }
 
@@ -130,7 +145,8 @@ static int mtu_set(int fd, int ifindex, uint32_t mtu)
 static int in_list(const struct host_addr *list, int n, const struct host_addr *a)
 {
 	for (int i = 0; i < n; i++)
-		if (list[i].addr == a->addr && list[i].len == a->len)
+		if (list[i].family == a->family && list[i].len == a->len &&
+		    memcmp(list[i].addr, a->addr, addr_bytes(a)) == 0)
 			return 1;
 	return 0;
 }
@@ -140,23 +156,30 @@ int rxtx_host_addr_sync(const char *ifname, int ifindex, const Esgw__DpInterface
 	struct host_addr want[HOST_ADDRS_MAX], have[HOST_ADDRS_MAX];
 	int fd, n_want = 0, n_have, rc = 0, err;
 
-	/* IPv4 only: the router punts no IPv6 yet (its ND would have to feed
-	 * the host's neighbour cache too), so IPv6 addresses stay off the TAP. */
 	for (size_t i = 0; i < ifc->n_addresses && n_want < HOST_ADDRS_MAX; i++) {
+		struct host_addr *a = &want[n_want];
 		uint32_t addr;
-		uint8_t len;
 
-		if (esgw_parse_prefix(ifc->addresses[i], &addr, &len) < 0)
+		memset(a, 0, sizeof(*a));
+		if (esgw_parse_prefix(ifc->addresses[i], &addr, &a->len) == 0) {
+			a->family = AF_INET;
+			addr = htonl(addr);
+			memcpy(a->addr, &addr, 4);
+		} else if (esgw_parse_prefix6(ifc->addresses[i], a->addr, &a->len) == 0) {
+			a->family = AF_INET6;
+		} else {
 			continue;
-		want[n_want].addr = htonl(addr);
-		want[n_want++].len = len;
+		}
+		n_want++;
 	}
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
 	if (fd < 0) {
 		ESGW_ERR("punt %s: netlink socket: %s", ifname, strerror(errno));
 		return -1;
 	}
-	n_have = addrs_get(fd, ifindex, have, HOST_ADDRS_MAX);
+	n_have = addrs_get(fd, ifindex, AF_INET, have, 0, HOST_ADDRS_MAX);
+	if (n_have >= 0)
+		n_have = addrs_get(fd, ifindex, AF_INET6, have, n_have, HOST_ADDRS_MAX);
 	if (n_have < 0) {
 		ESGW_ERR("punt %s: reading addresses: %s", ifname, strerror(-n_have));
 		close(fd);
@@ -171,9 +194,9 @@ int rxtx_host_addr_sync(const char *ifname, int ifindex, const Esgw__DpInterface
 	for (int i = 0; i < n_want; i++)
 		if (!in_list(have, n_have, &want[i]) &&
 		    (err = addr_change(fd, ifindex, RTM_NEWADDR, &want[i])) < 0) {
-			char text[INET_ADDRSTRLEN] = "?";
+			char text[INET6_ADDRSTRLEN] = "?";
 
-			inet_ntop(AF_INET, &want[i].addr, text, sizeof(text));
+			inet_ntop(want[i].family, want[i].addr, text, sizeof(text));
 			ESGW_ERR("punt %s: adding %s/%u: %s", ifname, text, want[i].len,
 				 strerror(-err));
 			rc = -1;

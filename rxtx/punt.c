@@ -2,10 +2,10 @@
 /* rxtx's end of the punt path (router/punt.c explains what is punted and
  * why): for each configured interface rxtx creates a DPDK net_tap port, a
  * Linux TAP interface "esgw-<name>" in the gateway's network namespace with
- * the interface's MAC, IPv4 addresses and MTU. Frames on the ring esgw.punt
- * (from the router, meta->in_port = the dataplane port they came in on) are
+ * the interface's MAC, IPv4 and IPv6 addresses and MTU. Frames on the ring
+ * esgw.punt (from the router, meta->in_port = the dataplane port they came in on) are
  * written to that port's TAP; frames the host's stack writes into a TAP are
- * complete (it resolved the neighbour with ARP through the same TAP) and go
+ * complete (it resolved the neighbour with ARP or ND through the same TAP) and go
  * out of the paired port as they are.
  *
  * The TAPs are made when the configuration arrives, not from the command
@@ -60,11 +60,28 @@ static int sysctl_set(const char *family, const char *ifname, const char *key,
 	return fclose(f) == 0 ? 0 : -1;
 }
 
-/* The host must not speak IPv6 through the TAP: its link-local address would
- * be the router's own (same MAC), and IPv6 is not punted yet. */
-static void tap_disable_ipv6(const char *ifname)
+/* The host speaks IPv6 through the TAP (the router punts IPv6 to it), but as
+ * quietly as Linux allows, because whatever it sends leaves through the
+ * port with the gateway's MAC. No link-local address (addr_gen_mode 1): the
+ * router has none either, and an fe80:: address derived from the shared MAC
+ * would be answered for by nobody; without one the kernel sends no router
+ * solicitations and its neighbour solicitations take the gateway address of
+ * the packet that needs them as source. No DAD (the router already answers
+ * for these addresses: the host's probes would only find the router), no
+ * router advertisements or autoconfiguration (the addresses and routes come
+ * from the configuration). What is left are MLD reports for the addresses'
+ * solicited-node groups, from ::, which a snooping switch uses anyway.
+ * Everything is set before IPv6 is enabled and before the link comes up. */
+static void tap_quiet_ipv6(const char *ifname)
 {
-	sysctl_set("ipv6", ifname, "disable_ipv6", "1\n"); /* fails only without IPv6 */
+	static const char *const keys[] = {"addr_gen_mode", "accept_dad", "dad_transmits",
+					   "router_solicitations", "accept_ra", "autoconf"};
+	static const char *const values[] = {"1\n", "0\n", "0\n", "0\n", "0\n", "0\n"};
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (sysctl_set("ipv6", ifname, keys[i], values[i]) < 0)
+			return; /* no IPv6 in this kernel: nothing to enable either */
+	sysctl_set("ipv6", ifname, "disable_ipv6", "0\n");
 }
 
 /* A port on a Linux interface (net_af_packet) is seen by the kernel too: now
@@ -97,6 +114,13 @@ static void port_quiet_kernel(uint16_t port)
 	    sysctl_set("ipv4", ifname, "arp_ignore", "8\n") < 0)
 		ESGW_WARN("punt: cannot keep the kernel's stack off %s (rp_filter, arp_ignore): "
 			  "it may answer packets for the gateway twice", ifname);
+	/* IPv6 has no reverse-path filter, and Linux takes a packet for any of
+	 * its addresses on any interface: IPv6 goes off on this interface
+	 * altogether (AF_PACKET still sees every frame), else the kernel would
+	 * answer pings and TCP to the gateway's IPv6 addresses a second time. */
+	if (sysctl_set("ipv6", ifname, "disable_ipv6", "1\n") < 0)
+		ESGW_WARN("punt: cannot disable the kernel's IPv6 on %s: it may answer packets "
+			  "for the gateway's IPv6 addresses twice", ifname);
 }
 
 static int tap_create(struct rxtx *rx, uint16_t port, const char *ifc_name)
@@ -116,7 +140,7 @@ static int tap_create(struct rxtx *rx, uint16_t port, const char *ifc_name)
 			 ifname, port, rc ? rte_strerror(-rc) : "no port");
 		return -1;
 	}
-	tap_disable_ipv6(ifname); /* before the link comes up */
+	tap_quiet_ipv6(ifname);   /* before the link comes up */
 	port_quiet_kernel(port);  /* before the TAP gets the gateway's addresses */
 	if (rxtx_port_start(rx, tap, vdev, false) < 0) {
 		rte_eth_dev_close(tap);

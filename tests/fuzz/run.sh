@@ -7,6 +7,7 @@
 # New interesting inputs go to $ESGW_FUZZ_WORK (default /tmp/esgw-fuzz), never
 # into the checked-in corpus; crashes are written there too (crash-*).
 set -euo pipefail
+# The ESP core is every crypto-worker/esp*.c (DPDK-free; see crypto-worker/meson.build).
 cd "$(dirname "$0")/../.."
 top=$(pwd)
 runs=${1:-20000}
@@ -19,8 +20,7 @@ mkdir -p "$work/corpus"
 clang -g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 	$(pkg-config --cflags libdpdk) -Wno-unused-command-line-argument \
 	-I"$top/common" -I"$top/crypto-worker" -I"$top/tests/unit" \
-	"$top/tests/fuzz/fuzz_esp_decap.c" "$top/crypto-worker/esp_sa.c" \
-	"$top/crypto-worker/esp_decap.c" "$top/crypto-worker/esp_encap.c" \
+	"$top/tests/fuzz/fuzz_esp_decap.c" "$top"/crypto-worker/esp*.c \
 	"$top/common/replay.c" "$top/common/drops.c" \
 	-lIPSec_MB -o "$bin"
 [ "$runs" -le 0 ] && runs=-1

@@ -797,7 +797,8 @@ def test_standalone_supervision_with_fake_processes(tmp_path, pb):
         ps = wait_all_running()
         rx_args = open(os.path.join(d.rundir, "rxtx.args")).read()
         assert rx_args == ("--file-prefix hbtest --proc-type primary --lcores 1@0 --no-pci "
-                           "-m 256 --vdev net_af_packet0,iface=hb-wan -- --rundir " + d.rundir)
+                           "-m 256 --vdev net_af_packet0,iface=hb-wan,framecnt=4096 -- --rundir "
+                           + d.rundir)  # ctld asks af_packet for a 4096-frame ring
         assert open(os.path.join(d.rundir, "router.args")).read() == (
             "--file-prefix hbtest --proc-type secondary --lcores 2@0 --no-pci -- --rundir "
             + d.rundir)
@@ -827,7 +828,8 @@ def test_standalone_supervision_with_fake_processes(tmp_path, pb):
         d.ok("interface", "add", "lan", "net_af_packet1,iface=hb-lan")
         time.sleep(0.5)
         wait_all_running()
-        assert "--vdev net_af_packet0,iface=hb-wan --vdev net_af_packet1,iface=hb-lan" in \
+        assert ("--vdev net_af_packet0,iface=hb-wan,framecnt=4096 "
+                "--vdev net_af_packet1,iface=hb-lan,framecnt=4096") in \
             open(os.path.join(d.rundir, "rxtx.args")).read()
         pids = [p["pid"] for p in procs().values()]
     finally:

@@ -156,29 +156,35 @@ def _outer_fragments(peer, marker, size, fragsize=600):
     return fragment(outer, fragsize=fragsize)
 
 
-def test_fragmented_esp_is_reassembled(mtu):
-    """ESP fragmented on the way (by scapy, out of order) is reassembled by
-    gw1 before decryption and reaches h1 whole."""
-    gw, ns, peer = mtu["gw"], mtu["ns"], mtu["peer"]
-    before = v.router_counter(gw, "datagrams_reassembled")
-    s = v.udp_socket(ns["h1"], socket.AF_INET, v.H1_4, v.PORT_H1, timeout=1.0)
+def _send_fragments_until_received(mtu, make_fragments, prefix, size=1300):
+    """Sends make_fragments(i) (3 fragments, last first) until h1 receives
+    the whole size-byte datagram whose payload starts with prefix + i."""
+    s = v.udp_socket(mtu["ns"]["h1"], socket.AF_INET, v.H1_4, v.PORT_H1, timeout=1.0)
     data = None
     try:
         for i in range(5):
-            marker = b"REASM-%d-" % i
-            frags = _outer_fragments(peer, marker, 1300)
+            frags = make_fragments(i)
             assert len(frags) == 3
             for f in reversed(frags):
-                peer.send_frame(f)
+                mtu["peer"].send_frame(f)
             try:
                 data, _ = s.recvfrom(4096)
             except OSError:
                 continue
-            if data.startswith(marker):
+            if data.startswith(prefix + b"%d-" % i):
                 break
     finally:
         s.close()
-    assert data is not None and len(data) == 1300 and data.startswith(b"REASM-")
+    assert data is not None and len(data) == size and data.startswith(prefix)
+
+
+def test_fragmented_esp_is_reassembled(mtu):
+    """ESP fragmented on the way (by scapy, out of order) is reassembled by
+    gw1 before decryption and reaches h1 whole."""
+    gw = mtu["gw"]
+    before = v.router_counter(gw, "datagrams_reassembled")
+    _send_fragments_until_received(
+        mtu, lambda i: _outer_fragments(mtu["peer"], b"REASM-%d-" % i, 1300), b"REASM-")
     assert v.router_counter(gw, "datagrams_reassembled") > before
     assert gw.sa(20)["drops"].get("auth_failed", 0) == 0
 
@@ -214,3 +220,72 @@ def test_ttl_expired_gets_time_exceeded(mtu):
     assert got is not None, "no ICMP time exceeded reached h1"
     assert got[1][0] == v.GW1_LAN4 and got[0][21] == 0
     h.wait_for(lambda: gw.total_drop("ttl_expired") > before, 5, 0.3, "ttl_expired to count")
+
+
+def _outer_fragments6(peer, marker, size, ident, fragsize=552):
+    """4in6 ESP for t6 split by hand into IPv6 fragments (RFC 8200 4.5):
+    each carries the fixed header, a fragment header and fragsize bytes
+    (a multiple of 8) of the ESP packet."""
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment
+    from scapy.packet import Raw
+    inner = IP(src=v.FAR4_T6, dst=v.H1_4, ttl=64) / UDP(sport=5555, dport=v.PORT_H1) / \
+        Raw(marker + b"y" * (size - len(marker)))
+    esp = bytes(IPv6(bytes(peer.encrypt("t6", inner))).payload)
+    frags = []
+    for off in range(0, len(esp), fragsize):
+        chunk = esp[off:off + fragsize]
+        frags.append(IPv6(src=v.PEER_WAN6, dst=v.GW1_WAN6) /
+                     IPv6ExtHdrFragment(nh=50, offset=off // 8, id=ident,
+                                        m=int(off + fragsize < len(esp))) / Raw(chunk))
+    return frags
+
+
+def test_fragmented_esp_over_ipv6_is_reassembled(mtu):
+    """4in6 ESP in IPv6 fragments (out of order) is reassembled by gw1 before
+    decryption and reaches h1 whole. On net_af_packet too the kernel would
+    hand these over as they are (its defragmentation is IPv4 only)."""
+    gw = mtu["gw"]
+    before = v.router_counter(gw, "datagrams_reassembled")
+    _send_fragments_until_received(
+        mtu, lambda i: _outer_fragments6(mtu["peer"], b"REASM6-%d-" % i, 1300, 0x6000 + i),
+        b"REASM6-")
+    assert v.router_counter(gw, "datagrams_reassembled") > before
+    assert gw.sa(40)["drops"].get("auth_failed", 0) == 0
+
+
+def test_incomplete_ipv6_fragments_time_out(mtu):
+    gw, peer = mtu["gw"], mtu["peer"]
+    before = gw.total_drop("reassembly_timeout")
+    frags = _outer_fragments6(peer, b"LOST6-", 1300, 0x6100)
+    peer.send_frame(frags[0])
+    peer.send_frame(frags[2])
+    h.wait_for(lambda: gw.total_drop("reassembly_timeout") >= before + 2, 8, 0.5,
+               "reassembly_timeout to count both held IPv6 fragments")
+
+
+def test_overlapping_ipv6_fragments_drop_the_datagram(mtu):
+    """RFC 5722: a fragment overlapping another discards the whole datagram,
+    so the rest of it can no longer complete it either."""
+    from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment
+    from scapy.packet import Raw
+    gw, ns, peer = mtu["gw"], mtu["ns"], mtu["peer"]
+    before_malformed = gw.total_drop("malformed")
+    before_done = v.router_counter(gw, "datagrams_reassembled")
+    frags = _outer_fragments6(peer, b"OVERLAP6-", 1300, 0x6200)
+    overlap = IPv6(src=v.PEER_WAN6, dst=v.GW1_WAN6) / \
+        IPv6ExtHdrFragment(nh=50, offset=8, id=0x6200, m=1) / Raw(b"z" * 64)
+    s = v.udp_socket(ns["h1"], socket.AF_INET, v.H1_4, v.PORT_H1, timeout=1.5)
+    try:
+        peer.send_frame(frags[0])
+        peer.send_frame(overlap)      # inside frags[0]: both dropped
+        peer.send_frame(frags[1])     # a new datagram now, never complete
+        peer.send_frame(frags[2])
+        with pytest.raises(OSError):
+            data, _ = s.recvfrom(4096)
+            assert not data.startswith(b"OVERLAP6-")
+    finally:
+        s.close()
+    h.wait_for(lambda: gw.total_drop("malformed") >= before_malformed + 2, 5, 0.3,
+               "malformed to count the overlapping fragment and its datagram")
+    assert v.router_counter(gw, "datagrams_reassembled") == before_done

@@ -3,7 +3,9 @@
 on UDP 500, non-ESP-marked packets on NAT-T port 4500, TCP such as SSH) goes
 through rxtx to a TAP interface in gw1's namespace, where the host's own
 sockets answer, and their answers go back out of the right port. ESP and ICMP
-echo stay with the dataplane."""
+echo stay with the dataplane. The same over IPv6 (v6_topology: gw1's WAN
+address 2001:db8:3::1), where the host resolves the peer with neighbor
+discovery through the TAP."""
 
 import os
 import socket
@@ -12,6 +14,7 @@ import threading
 import pytest
 
 import esgw_harness as h
+import v6_topology as v
 
 ALG = "aes-gcm-128"  # one algorithm: the punt path does not depend on it
 
@@ -103,14 +106,16 @@ def test_non_esp_marker_on_4500_reaches_host(punt):
     assert gw.total_drop("no_sa") == no_sa  # never taken for ESP
 
 
-def test_tcp_to_lan_address_reaches_host(punt):
-    """SSH-like: h1 connects to gw1's LAN address, a listener in gw1's
-    namespace accepts and echoes."""
-    ns = punt["ns"]
-    with h.in_netns(ns["gw1"]):
-        server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+def _tcp_echo(server_ns, family, client_ns, address, port, size, greeting):
+    """A listener on any address in server_ns (the host's stack, as sshd
+    binds) accepts a connection from client_ns to address, reads a line of
+    size random bytes (hex) and answers greeting + line; the client must get
+    exactly that back. More than one segment each way: the host's MTU and
+    offloads hold up."""
+    with h.in_netns(server_ns):
+        server = socket.socket(family, socket.SOCK_STREAM)
     server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("0.0.0.0", 2222))
+    server.bind(("::" if family == socket.AF_INET6 else "0.0.0.0", port))
     server.listen(1)
     server.settimeout(20)
 
@@ -125,21 +130,20 @@ def test_tcp_to_lan_address_reaches_host(punt):
                     if not chunk:
                         break
                     data += chunk
-                conn.sendall(b"SSH-2.0-esgw-host echo " + data)
+                conn.sendall(greeting + data)
         except OSError:
             pass
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    with h.in_netns(ns["h1"]):
-        client = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    with h.in_netns(client_ns):
+        client = socket.socket(family, socket.SOCK_STREAM)
     try:
         client.settimeout(20)
-        client.connect((h.GW1_LAN, 2222))
-        # More than one segment each way: the host's MTU and offloads hold up.
-        line = os.urandom(3000).hex().encode() + b"\n"
+        client.connect((address, port))
+        line = os.urandom(size).hex().encode() + b"\n"
         client.sendall(line)
-        want = b"SSH-2.0-esgw-host echo " + line
+        want = greeting + line
         got = b""
         while len(got) < len(want):
             chunk = client.recv(65536)
@@ -151,6 +155,14 @@ def test_tcp_to_lan_address_reaches_host(punt):
         client.close()
         server.close()
         t.join(5)
+
+
+def test_tcp_to_lan_address_reaches_host(punt):
+    """SSH-like: h1 connects to gw1's LAN address, a listener in gw1's
+    namespace accepts and echoes."""
+    ns = punt["ns"]
+    _tcp_echo(ns["gw1"], socket.AF_INET, ns["h1"], h.GW1_LAN, 2222, 3000,
+              b"SSH-2.0-esgw-host echo ")
     # The gateway's own interface list is still the configured one: no TAP.
     assert sorted(i["name"] for i in punt["gw1"].ctl("show", "interfaces")["interfaces"]) == \
         ["lan", "wan"]
@@ -204,3 +216,39 @@ def test_secondary_restarted_after_taps_attaches(punt):
     gw.wait_running(30)
     h.send_to_h1_until_received(punt, b"after-restart-" + os.urandom(4).hex().encode())
     _udp_round_trip(punt, 500, b"IKE again " + os.urandom(4).hex().encode())
+
+
+@pytest.fixture(scope="module")
+def punt6():
+    if os.geteuid() != 0 or h.missing_binaries():
+        pytest.skip("needs root and a build in %s" % h.ESGW_BUILD)
+    setup = v.start_setup()  # net_af_packet on both ports
+    yield setup
+    problems = v.stop_setup(setup)
+    assert not problems, "unclean shutdown: " + "; ".join(problems)
+
+
+def test_tcp_over_ipv6_to_wan_address_reaches_host(punt6):
+    """The peer's kernel connects to gw1's WAN IPv6 address: the SYN is
+    punted to the TAP, the host's SYN-ACK resolves the peer with its own
+    neighbor solicitation (the advertisement comes back through the router's
+    copy, router/nd.c) and leaves through the WAN port."""
+    gw, ns = punt6["gw"], punt6["ns"]
+    punted = _counters(gw, "router").get("punted", 0)
+    _tcp_echo(ns["gw1"], socket.AF_INET6, ns["peer"], v.GW1_WAN6, 2224, 2000, b"v6 echo ")
+    assert _counters(gw, "router").get("punted", 0) > punted
+
+
+def test_icmpv6_echo_stays_in_the_dataplane(punt6):
+    """A ping to gw1's WAN IPv6 address is answered by the router, once: the
+    host (which now has the address on its TAP) never sees the request, and
+    the kernel's IPv6 on the AF_PACKET interface is off (rxtx/punt.c)."""
+    gw, ns = punt6["gw"], punt6["ns"]
+    h.ping_until_ok(ns["peer"], v.GW1_WAN6)  # neighbours settled
+    router = _counters(gw, "router")
+    res = h.ping(ns["peer"], v.GW1_WAN6, count=5)
+    assert res.returncode == 0, res.stdout + res.stderr
+    assert "DUP!" not in res.stdout
+    after = _counters(gw, "router")
+    assert after["icmp6_echo_replies"] >= router["icmp6_echo_replies"] + 5
+    assert after.get("punted", 0) == router.get("punted", 0)
