@@ -316,29 +316,6 @@ static void usage(FILE *out)
 		BENCH_IMIX_DESCRIPTION, BENCH_L2_OVERHEAD);
 }
 
-static int parse_list(const char *arg, const char *const names[], int nb_names, int out[],
-		      int *nb_out)
-{
-	char *copy = strdup(arg), *save = NULL;
-
-	*nb_out = 0;
-	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		int found = -1;
-
-		for (int i = 0; i < nb_names; i++)
-			if (strcmp(tok, names[i]) == 0)
-				found = i;
-		if (found < 0 || *nb_out >= nb_names) {
-			fprintf(stderr, "imb-raw: unknown or repeated value: %s\n", tok);
-			free(copy);
-			return -1;
-		}
-		out[(*nb_out)++] = found;
-	}
-	free(copy);
-	return *nb_out > 0 ? 0 : -1;
-}
-
 static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const char *const dir_names[] = {"encrypt", "decrypt"};
@@ -366,11 +343,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'a':
-			if (parse_list(optarg, alg_names, 2, o->algs, &o->nb_algs) < 0)
+			if (bench_parse_list("imb-raw", optarg, alg_names, 2, o->algs, &o->nb_algs) < 0)
 				return -1;
 			break;
 		case 'd':
-			if (parse_list(optarg, dir_names, 2, o->dirs, &o->nb_dirs) < 0)
+			if (bench_parse_list("imb-raw", optarg, dir_names, 2, o->dirs, &o->nb_dirs) < 0)
 				return -1;
 			break;
 		case 't':

@@ -215,6 +215,7 @@ def main():
     ap.add_argument("--stages", nargs="*", default=[], help="TAG:ALG=FILE from stage_cost.py")
     ap.add_argument("--idle", help="cpu_usage.py diff of the gateways at rest")
     ap.add_argument("--gateways", nargs="*", default=[])
+    ap.add_argument("--esp-core", help="esp-core --markdown output")
     ap.add_argument("--veth", help="DRIVER:ALG=FILE, mode (b)")
     ap.add_argument("--veth-note", default="")
     ap.add_argument("--profile", help="perf report output")
@@ -251,6 +252,13 @@ def main():
                 "the worker's cycles over imb-raw's for the same point; CPU: share of one CPU "
                 "used by all of the gateway's processes during the trial.", ""]
         out += stage_table(tagged, stages)
+    if args.esp_core:
+        out += ["", "## The ESP core alone (bench/esp-core), one core, warm buffers", "",
+                "esp_encap_burst / esp_decap_burst on 32-packet bursts of one SA, no rings, no "
+                "mbufs; before each burst the packets are copied into the work buffers (inner "
+                "packets, or ESP packets made once), a cost timed alone and subtracted. `ratio`: "
+                "esp-core's cycles per packet over imb-raw's (the same run's medians).", ""]
+        out += [l.rstrip() for l in open(args.esp_core) if l.strip()]
     tl = targets(one, stages)
     if tl:
         out += ["", "## Issue 4 targets (point 5), one worker, in memory", ""] + tl

@@ -171,13 +171,13 @@ say "host setup and build"
 "$top/deploy/setup-host.sh"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top" >/dev/null
 targets="rxtx/esgw-rxtx router/esgw-router crypto-worker/esgw-crypto ctl/esgw-ctld ctl/esgwctl
-	bench/esgw-bench bench/imb-raw"
+	bench/esgw-bench bench/imb-raw bench/esp-core"
 ninja -C "$build" $targets >"$run.build.log" 2>&1 ||
 	{ tail -n 30 "$run.build.log" >&2; die "build failed: ninja -C $build"; }
 rm -f "$run.build.log"
 rm -rf "$run"
 mkdir -p "$run/bin"
-for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-raw; do
+for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-raw esp-core; do
 	exe=$(ls "$build"/*/"$role" 2>/dev/null | head -n 1 || true)
 	[ -n "$exe" ] || die "$role not built in $build"
 	ln -sf "$exe" "$run/bin/$role"
@@ -203,6 +203,19 @@ for i, r in enumerate(doc["results"]):
     print("%-20s %-8s %-5s %8.3f Mpps %7.1f cycles/packet" % (r["alg"], r["dir"], r["size"], r["pps"] / 1e6, r["cycles_per_packet"]))
 doc["repeat"] = len(runs)
 json.dump(doc, open(sys.argv[1], "w"))' "$run/imb-raw.json" "${raw_files[@]}"
+
+# The ESP core alone (no rings, no mbufs, warm buffers) against the same
+# imb-raw figures: separates the framing's overhead from the pipeline's.
+# Skipped in --smoke, which only checks that the gateway's figures come out.
+esp_core_args=()
+if [ "$SMOKE" -eq 0 ]; then
+	say "ESP core alone: esp-core, ${RAW_DURATION} s per point, next to imb-raw"
+	"$run/bin/esp-core" --size "$SIZES" --alg "$ALGS" --duration "$RAW_DURATION" \
+		--imb-raw "$run/imb-raw.json" --markdown >"$run/esp-core.md" 2>"$run/esp-core.err" ||
+		die "esp-core failed: $(tail -n 3 "$run/esp-core.err")"
+	cat "$run/esp-core.md"
+	esp_core_args=(--esp-core "$run/esp-core.md")
+fi
 
 # ---------------------------------------------------------------------------
 # Gateways. In mode (a) every process runs in the root namespace; in mode (b)
@@ -486,7 +499,7 @@ machine="- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -
 results_args=()
 [ "$WRITE_RESULTS" -eq 1 ] && results_args=(--markdown "$OUT")
 "$PY" "$top/bench/report.py" --imb-raw "$run/imb-raw.json" --bench "${bench_files[@]}" \
-	--stages "${stage_files[@]}" --idle "$run/idle.json" "${veth_args[@]}" "${profile_args[@]}" \
+	--stages "${stage_files[@]}" --idle "$run/idle.json" "${esp_core_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--gateways "$PFX-gw1" "$PFX-gw2" --command "$cmdline" --machine "$machine" \
 	--settings "trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=$MEMIF_RING gen_cpu=$GEN_CPU idle_seconds=$IDLE_SECONDS" \
 	"${results_args[@]}"

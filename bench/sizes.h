@@ -76,4 +76,29 @@ static inline int bench_sizes_parse(const char *arg, struct bench_size out[BENCH
 	return n;
 }
 
+/* A comma-separated list of names ("encrypt,decrypt") into their indexes in
+ * names[]; each at most once. Returns 0, or -1 with a message from prog. */
+static inline int bench_parse_list(const char *prog, const char *arg, const char *const names[],
+				   int nb_names, int out[], int *nb_out)
+{
+	char *copy = strdup(arg), *save = NULL;
+
+	*nb_out = 0;
+	for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		int found = -1;
+
+		for (int i = 0; i < nb_names; i++)
+			if (strcmp(tok, names[i]) == 0)
+				found = i;
+		if (found < 0 || *nb_out >= nb_names) {
+			fprintf(stderr, "%s: unknown or repeated value: %s\n", prog, tok);
+			free(copy);
+			return -1;
+		}
+		out[(*nb_out)++] = found;
+	}
+	free(copy);
+	return *nb_out > 0 ? 0 : -1;
+}
+
 #endif

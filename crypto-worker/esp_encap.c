@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ESP tunnel-mode encapsulation (RFC 4303 3.1.2): outer IPv4 or IPv6 header, ESP
- * header, IV, padding, trailer and ICV, encrypted in bursts through the
- * intel-ipsec-mb job manager. */
+ * header, IV, padding, trailer and ICV, encrypted in bursts through
+ * intel-ipsec-mb's burst API. */
 #include "esp.h"
 
 #include <endian.h>
@@ -15,6 +15,7 @@ struct encap_scratch {
 	uint8_t aad[ESP_BURST_MAX][12];   /* AEAD with ESN: SPI || seq_hi || seq_lo */
 	uint16_t inner_len[ESP_BURST_MAX];
 	uint8_t completed[ESP_BURST_MAX];
+	uint8_t ready[ESP_BURST_MAX]; /* indices of the packets that have a job */
 };
 
 static int is_aead(const struct esp_sa *sa)
@@ -208,18 +209,32 @@ static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 			    uint16_t n, struct encap_scratch *s)
 {
 	uint32_t now = esp_clock_seconds();
-	uint16_t passed = 0;
+	IMB_JOB *jobs[ESP_BURST_MAX];
+	uint16_t passed = 0, ready = 0;
 
+	/* Frame every packet first, then run all their jobs as one burst. */
 	for (uint16_t i = 0; i < n; i++) {
+		/* The next packet's inner header and the line its outer headers
+		 * go into, likely last written by another core. */
+		if (i + 1 < n) {
+			__builtin_prefetch(buf[i + 1].data);
+			__builtin_prefetch(buf[i + 1].data - 64, 1);
+		}
 		s->completed[i] = 0;
 		buf[i].drop = ESP_NO_DROP;
 		if (encap_prepare(mgr, sa[i], &buf[i], now, s->nonce[i], s->aad[i],
-				  &s->inner_len[i]) < 0)
-			continue;
-		encap_fill_job(IMB_GET_NEXT_JOB(mgr), sa[i], &buf[i], s->nonce[i], s->aad[i], i);
-		esp_jobs_submit(mgr, s->completed);
+				  &s->inner_len[i]) == 0)
+			s->ready[ready++] = (uint8_t)i;
 	}
-	esp_jobs_flush(mgr, s->completed);
+	if (ready > 0) {
+		esp_jobs_get(mgr, ready, jobs);
+		for (uint16_t k = 0; k < ready; k++) {
+			uint8_t i = s->ready[k];
+
+			encap_fill_job(jobs[k], sa[i], &buf[i], s->nonce[i], s->aad[i], i);
+		}
+		esp_jobs_run(mgr, ready, jobs, s->completed);
+	}
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct esgw_sa_runtime *rt = sa[i]->rt;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by esp_encap.c and esp_decap.c: running a burst of prepared jobs
- * through the intel-ipsec-mb job manager and collecting each job's outcome,
+ * through intel-ipsec-mb's burst API and collecting each job's outcome,
  * and the HMAC part of a job. */
 #ifndef ESGW_ESP_JOBS_H
 #define ESGW_ESP_JOBS_H
@@ -11,30 +11,40 @@
 
 #include "esp.h"
 
-/* Jobs carry their index in the burst in user_data, since the manager may hand
- * back an earlier job than the one just submitted. */
-static inline void esp_jobs_collect(IMB_MGR *mgr, IMB_JOB *job, uint8_t completed[])
+/* Jobs carry their index in the burst in user_data: the manager hands them
+ * back in its own order. */
+static inline void esp_jobs_collect(IMB_JOB *const jobs[], uint32_t n, uint8_t completed[])
 {
-	while (job != NULL) {
-		completed[(uintptr_t)job->user_data] = job->status == IMB_STATUS_COMPLETED;
-		job = IMB_GET_COMPLETED_JOB(mgr);
-	}
+	for (uint32_t i = 0; i < n; i++)
+		completed[(uintptr_t)jobs[i]->user_data] = jobs[i]->status == IMB_STATUS_COMPLETED;
 }
 
-/* Submit the job just filled in, gathering whatever completed meanwhile. */
-static inline void esp_jobs_submit(IMB_MGR *mgr, uint8_t completed[])
+/* n free jobs of the manager (n <= ESP_BURST_MAX), to fill and pass to
+ * esp_jobs_run. The manager is empty between bursts (esp_jobs_run flushes), so
+ * it always has n; the loop only guards that. */
+static inline void esp_jobs_get(IMB_MGR *mgr, uint32_t n, IMB_JOB *jobs[])
 {
-	esp_jobs_collect(mgr, IMB_SUBMIT_JOB(mgr), completed);
+	IMB_JOB *stale[ESP_BURST_MAX];
+
+	while (IMB_GET_NEXT_BURST(mgr, n, jobs) < n)
+		(void)IMB_FLUSH_BURST(mgr, ESP_BURST_MAX, stale);
 }
 
-/* Finish every outstanding job: the manager is empty again afterwards, so no
- * job refers to a buffer the caller is about to hand on. */
-static inline void esp_jobs_flush(IMB_MGR *mgr, uint8_t completed[])
+/* Submit the n filled jobs as one burst (intel-ipsec-mb's burst API: one call
+ * instead of a submit and a completed-job loop per packet) and finish them
+ * all, so no job refers to a buffer the caller is about to hand on. A burst
+ * the library refuses (an invalid job: a bug, as lengths are checked before)
+ * leaves every job not run at completed 0, so its packets are dropped as
+ * crypto errors, never sent unencrypted. */
+static inline void esp_jobs_run(IMB_MGR *mgr, uint32_t n, IMB_JOB *jobs[], uint8_t completed[])
 {
-	IMB_JOB *job;
+	/* Refused: 0, and jobs[0] points at the invalid job; nothing is
+	 * collected from it, and the flush returns whatever did run. */
+	uint32_t done = IMB_SUBMIT_BURST(mgr, n, jobs);
 
-	while ((job = IMB_FLUSH_JOB(mgr)) != NULL)
-		esp_jobs_collect(mgr, job, completed);
+	esp_jobs_collect(jobs, done, completed);
+	while ((done = IMB_FLUSH_BURST(mgr, n, jobs)) > 0)
+		esp_jobs_collect(jobs, done, completed);
 }
 
 /* The HMAC half of a job. The ICV covers ESP header, IV and ciphertext (RFC
