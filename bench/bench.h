@@ -36,7 +36,7 @@ struct bench {
 	uint64_t tsc_hz;
 	/* Host addresses (network byte order) the generator answers ARP for. */
 	uint32_t addr_a, addr_b;
-	uint32_t gateway_a; /* next hop on port A, resolved by ARP */
+	uint32_t gateway_a;          /* next hop on port A, resolved by ARP */
 	uint32_t dst[BENCH_MAX_DST]; /* destinations of the generated packets, in turn */
 	unsigned int nb_dst;
 	struct rte_ether_addr mac_a, mac_b, gateway_mac;

@@ -63,9 +63,9 @@ static void print_trial_text(const char *what, const struct trial_result *r)
 
 	printf("  %-12s offered %-13s delivered %-13s loss %7.3f%%  latency p50 %7.1f us "
 	       "p99 %8.1f us%s\n",
-	       what, rate_str(r->offered_pps, a, sizeof(a)), rate_str(r->delivered_pps, b, sizeof(b)),
-	       r->loss_pct, r->latency_p50_us, r->latency_p99_us,
-	       r->reordered ? "  (reordered packets seen)" : "");
+	       what, rate_str(r->offered_pps, a, sizeof(a)),
+	       rate_str(r->delivered_pps, b, sizeof(b)), r->loss_pct, r->latency_p50_us,
+	       r->latency_p99_us, r->reordered ? "  (reordered packets seen)" : "");
 }
 
 static int trial_passes(const struct options *o, const struct trial_result *r)
@@ -291,7 +291,8 @@ static int parse_options(int argc, char **argv, struct options *o, struct bench 
 				return -1;
 			break;
 		case 'c':
-			if (parse_positive("--connect-timeout", optarg, 0.1, 600, &o->connect_timeout) < 0)
+			if (parse_positive("--connect-timeout", optarg, 0.1, 600,
+					   &o->connect_timeout) < 0)
 				return -1;
 			break;
 		case 'L':
@@ -354,8 +355,13 @@ static void print_point(const struct options *o, const struct bench_size *size, 
 int main(int argc, char **argv)
 {
 	static struct bench b;
-	struct options o = {.duration = 1, .trial = 1, .steps = 8, .precision_pct = 2,
-			    .drain = 0.2, .connect_timeout = 10, .label = ""};
+	struct options o = {.duration = 1,
+			    .trial = 1,
+			    .steps = 8,
+			    .precision_pct = 2,
+			    .drain = 0.2,
+			    .connect_timeout = 10,
+			    .label = ""};
 	int n, rc = 1;
 
 	n = rte_eal_init(argc, argv);
@@ -375,7 +381,8 @@ int main(int argc, char **argv)
 					 (int)rte_socket_id());
 	b.latency = rte_malloc("bench.latency", sizeof(uint32_t) * BENCH_MAX_LATENCY_SAMPLES, 0);
 	if (b.pool == NULL || b.latency == NULL) {
-		fprintf(stderr, "esgw-bench: out of hugepage memory: %s\n", rte_strerror(rte_errno));
+		fprintf(stderr, "esgw-bench: out of hugepage memory: %s\n",
+			rte_strerror(rte_errno));
 		goto out_eal;
 	}
 	if (bench_ports_start(&b, o.connect_timeout) < 0)

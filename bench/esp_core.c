@@ -343,9 +343,15 @@ static int parse_options(int argc, char **argv, struct options *o)
 	snprintf(o->dir_arg, sizeof(o->dir_arg), "encrypt,decrypt");
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
-		case 's': snprintf(o->size_arg, sizeof(o->size_arg), "%s", optarg); break;
-		case 'a': snprintf(o->alg_arg, sizeof(o->alg_arg), "%s", optarg); break;
-		case 'd': snprintf(o->dir_arg, sizeof(o->dir_arg), "%s", optarg); break;
+		case 's':
+			snprintf(o->size_arg, sizeof(o->size_arg), "%s", optarg);
+			break;
+		case 'a':
+			snprintf(o->alg_arg, sizeof(o->alg_arg), "%s", optarg);
+			break;
+		case 'd':
+			snprintf(o->dir_arg, sizeof(o->dir_arg), "%s", optarg);
+			break;
 		case 't':
 			o->duration = strtod(optarg, &end);
 			if (*end != '\0' || !(o->duration > 0 && o->duration <= 60)) {
@@ -353,10 +359,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return -1;
 			}
 			break;
-		case 'i': o->imb_raw_json = optarg; break;
-		case 'm': o->markdown = 1; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return -1;
+		case 'i':
+			o->imb_raw_json = optarg;
+			break;
+		case 'm':
+			o->markdown = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			return -1;
 		}
 	}
 	if (optind < argc) {

@@ -99,8 +99,7 @@ static void keys_init(IMB_MGR *mgr, struct keys *k)
 	memcpy(k->salt, "salt", 4);
 }
 
-static void fill_job(IMB_JOB *job, int alg, int decrypt, const struct keys *k,
-		     struct packet *p)
+static void fill_job(IMB_JOB *job, int alg, int decrypt, const struct keys *k, struct packet *p)
 {
 	unsigned int payload_off = ESP_HDR_LEN + p->iv_len;
 
@@ -150,8 +149,8 @@ static void job_done(const IMB_JOB *job, int decrypt, struct result *r)
 		r->errors++;
 		return;
 	}
-	if (decrypt && memcmp(p->icv, p->esp + ESP_HDR_LEN + p->iv_len + p->payload_len,
-			      p->icv_len) != 0)
+	if (decrypt &&
+	    memcmp(p->icv, p->esp + ESP_HDR_LEN + p->iv_len + p->payload_len, p->icv_len) != 0)
 		r->auth_failures++;
 }
 
@@ -289,12 +288,18 @@ static int run_point(IMB_MGR *mgr, const struct options *o, const struct keys *k
 static const char *arch_name(uint32_t arch)
 {
 	switch (arch) {
-	case IMB_ARCH_NOAESNI: return "noaesni";
-	case IMB_ARCH_SSE: return "sse";
-	case IMB_ARCH_AVX: return "avx";
-	case IMB_ARCH_AVX2: return "avx2";
-	case IMB_ARCH_AVX512: return "avx512";
-	default: return "unknown";
+	case IMB_ARCH_NOAESNI:
+		return "noaesni";
+	case IMB_ARCH_SSE:
+		return "sse";
+	case IMB_ARCH_AVX:
+		return "avx";
+	case IMB_ARCH_AVX2:
+		return "avx2";
+	case IMB_ARCH_AVX512:
+		return "avx512";
+	default:
+		return "unknown";
 	}
 }
 
@@ -320,18 +325,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 {
 	static const char *const dir_names[] = {"encrypt", "decrypt"};
 	static const struct option options[] = {
-		{"size", required_argument, NULL, 's'},   {"alg", required_argument, NULL, 'a'},
-		{"dir", required_argument, NULL, 'd'},    {"duration", required_argument, NULL, 't'},
-		{"burst", required_argument, NULL, 'b'},  {"buffers", required_argument, NULL, 'n'},
-		{"api", required_argument, NULL, 'p'},    {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+		{"size", required_argument, NULL, 's'},  {"alg", required_argument, NULL, 'a'},
+		{"dir", required_argument, NULL, 'd'},   {"duration", required_argument, NULL, 't'},
+		{"burst", required_argument, NULL, 'b'}, {"buffers", required_argument, NULL, 'n'},
+		{"api", required_argument, NULL, 'p'},   {"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'},        {NULL, 0, NULL, 0},
 	};
 	int opt;
 	char *end;
 
-	*o = (struct options){.duration = 1.0, .burst = 32, .nb_bufs = 256,
-			      .algs = {ALG_GCM, ALG_CBC_SHA1}, .nb_algs = 2,
-			      .dirs = {0, 1}, .nb_dirs = 2};
+	*o = (struct options){.duration = 1.0,
+			      .burst = 32,
+			      .nb_bufs = 256,
+			      .algs = {ALG_GCM, ALG_CBC_SHA1},
+			      .nb_algs = 2,
+			      .dirs = {0, 1},
+			      .nb_dirs = 2};
 	o->nb_sizes = bench_sizes_parse("64,512,1400,imix", o->sizes);
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
@@ -343,11 +352,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'a':
-			if (bench_parse_list("imb-raw", optarg, alg_names, 2, o->algs, &o->nb_algs) < 0)
+			if (bench_parse_list("imb-raw", optarg, alg_names, 2, o->algs,
+					     &o->nb_algs) < 0)
 				return -1;
 			break;
 		case 'd':
-			if (bench_parse_list("imb-raw", optarg, dir_names, 2, o->dirs, &o->nb_dirs) < 0)
+			if (bench_parse_list("imb-raw", optarg, dir_names, 2, o->dirs,
+					     &o->nb_dirs) < 0)
 				return -1;
 			break;
 		case 't':
@@ -415,7 +426,8 @@ int main(int argc, char **argv)
 	}
 	init_mb_mgr_auto(mgr, NULL);
 	if (imb_get_errno(mgr) != 0) {
-		fprintf(stderr, "imb-raw: intel-ipsec-mb: %s\n", imb_get_strerror(imb_get_errno(mgr)));
+		fprintf(stderr, "imb-raw: intel-ipsec-mb: %s\n",
+			imb_get_strerror(imb_get_errno(mgr)));
 		return 1;
 	}
 	keys_init(mgr, k);
@@ -424,7 +436,8 @@ int main(int argc, char **argv)
 		printf("{\"tool\":\"imb-raw\",\"library\":\"intel-ipsec-mb %s\",\"arch\":\"%s\","
 		       "\"api\":\"%s\",\"burst\":%u,\"duration\":%.3f,\"imix\":\"%s\",\"results\":[",
 		       imb_get_version_str(), arch_name(mgr->used_arch),
-		       o.use_job_api ? "job" : "burst", o.burst, o.duration, BENCH_IMIX_DESCRIPTION);
+		       o.use_job_api ? "job" : "burst", o.burst, o.duration,
+		       BENCH_IMIX_DESCRIPTION);
 	else
 		printf("imb-raw: intel-ipsec-mb %s (%s), %s API, %u-packet bursts, %.1f s per point\n"
 		       "%-20s %-8s %-6s %12s %10s %10s\n",
@@ -437,7 +450,8 @@ int main(int argc, char **argv)
 				struct result r;
 				double pps, gbps;
 
-				if (run_point(mgr, &o, k, &o.sizes[s], o.algs[a], o.dirs[d], &r) < 0)
+				if (run_point(mgr, &o, k, &o.sizes[s], o.algs[a], o.dirs[d], &r) <
+				    0)
 					return 1;
 				pps = (double)r.packets / r.seconds;
 				gbps = (double)r.bytes * 8 / r.seconds / 1e9;
@@ -451,9 +465,9 @@ int main(int argc, char **argv)
 					       ",\"auth_failures\":%" PRIu64 "}",
 					       first ? "" : ",", alg_names[o.algs[a]],
 					       dir_names[o.dirs[d]], o.sizes[s].name,
-					       (double)r.bytes / (double)r.packets, r.packets, r.seconds,
-					       pps, (double)r.cycles / (double)r.packets, gbps, r.errors,
-					       r.auth_failures);
+					       (double)r.bytes / (double)r.packets, r.packets,
+					       r.seconds, pps, (double)r.cycles / (double)r.packets,
+					       gbps, r.errors, r.auth_failures);
 					first = 0;
 				} else {
 					printf("%-20s %-8s %-6s %12.0f %10.1f %10.3f\n",

@@ -45,8 +45,8 @@ static inline double bench_size_mean(const struct bench_size *s)
 static inline int bench_sizes_parse(const char *arg, struct bench_size out[BENCH_MAX_SIZES])
 {
 	/* Interleaved so that every burst of 32 carries close to the 7:4:1 mix. */
-	static const unsigned int imix[BENCH_MAX_PATTERN] = {64,  594, 64, 64,  594, 64,
-							     1400, 64, 594, 64, 64,  594};
+	static const unsigned int imix[BENCH_MAX_PATTERN] = {64,   594, 64,  64, 594, 64,
+							     1400, 64,  594, 64, 64,  594};
 	char buf[256], *save = NULL;
 	int n = 0;
 

@@ -24,7 +24,7 @@
  * shares the CPUs with the gateways it measures). */
 #define IDLE_SLEEP_MIN_US 30
 #define IDLE_SLEEP_MAX_US 200
-#define HEADERS_LEN                                                                           \
+#define HEADERS_LEN                                                                                \
 	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 
 static void pause_ms(unsigned int ms)
@@ -57,7 +57,8 @@ static int port_start(struct bench *b, uint16_t port, double connect_timeout)
 	/* A memif client cannot start before its server listens: retry. */
 	while ((rc = rte_eth_dev_start(port)) != 0) {
 		if (rte_get_tsc_cycles() > deadline) {
-			fprintf(stderr, "esgw-bench: port %u: start: %s\n", port, rte_strerror(-rc));
+			fprintf(stderr, "esgw-bench: port %u: start: %s\n", port,
+				rte_strerror(-rc));
 			return -1;
 		}
 		pause_ms(100);
@@ -94,14 +95,15 @@ void bench_ports_stop(void)
 {
 	uint16_t port;
 
-	RTE_ETH_FOREACH_DEV(port) {
+	RTE_ETH_FOREACH_DEV(port)
+	{
 		rte_eth_dev_stop(port);
 		rte_eth_dev_close(port);
 	}
 }
 
-static void send_arp(struct bench *b, uint16_t port, uint16_t op, const struct rte_ether_addr *dst_mac,
-		     uint32_t target_ip, uint32_t own_ip)
+static void send_arp(struct bench *b, uint16_t port, uint16_t op,
+		     const struct rte_ether_addr *dst_mac, uint32_t target_ip, uint32_t own_ip)
 {
 	const struct rte_ether_addr *own_mac = port == BENCH_PORT_A ? &b->mac_a : &b->mac_b;
 	struct rte_mbuf *m = rte_pktmbuf_alloc(b->pool);
@@ -174,8 +176,7 @@ static void handle_arp(struct bench *b, uint16_t port, struct rte_mbuf *m)
 
 /* Receive on one port: ARP is answered, our packets are counted and timed,
  * anything else is counted as foreign. Returns the packets seen. */
-static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r,
-			  uint32_t *max_seq)
+static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r, uint32_t *max_seq)
 {
 	struct rte_mbuf *pkts[BENCH_BURST];
 	uint16_t n = rte_eth_rx_burst(port, 0, pkts, BENCH_BURST);
@@ -192,7 +193,8 @@ static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r
 			r->foreign++;
 		} else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
 			handle_arp(b, port, m);
-		} else if (port == BENCH_PORT_B && eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
+		} else if (port == BENCH_PORT_B &&
+			   eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
 			   m->data_len >= HEADERS_LEN + sizeof(*pl)) {
 			ip = (const struct rte_ipv4_hdr *)(eth + 1);
 			udp = (const struct rte_udp_hdr *)(ip + 1);
@@ -253,8 +255,8 @@ static int cmp_u32(const void *a, const void *b)
 
 static void latency_summary(const struct bench *b, struct trial_result *r)
 {
-	uint64_t n = r->received < BENCH_MAX_LATENCY_SAMPLES ? r->received
-							     : BENCH_MAX_LATENCY_SAMPLES;
+	uint64_t n =
+		r->received < BENCH_MAX_LATENCY_SAMPLES ? r->received : BENCH_MAX_LATENCY_SAMPLES;
 	double us = 1e6 / (double)b->tsc_hz;
 
 	r->latency_samples = n;
@@ -293,15 +295,20 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 
 			due = owed < BENCH_BURST ? (uint64_t)owed : BENCH_BURST;
 		}
-		if (poll_port(b, BENCH_PORT_B, r, &max_seq) + poll_port(b, BENCH_PORT_A, r, &max_seq) == 0 &&
+		if (poll_port(b, BENCH_PORT_B, r, &max_seq) +
+				    poll_port(b, BENCH_PORT_A, r, &max_seq) ==
+			    0 &&
 		    due == 0) {
 			/* Nothing to do until the next packet is due: give the CPU to
 			 * the gateways sharing it instead of spinning. */
-			double wait_us = ((double)(r->sent + 1) / rate - (double)(now - start) / (double)hz) * 1e6;
+			double wait_us = ((double)(r->sent + 1) / rate -
+					  (double)(now - start) / (double)hz) *
+					 1e6;
 
 			if (wait_us > IDLE_SLEEP_MIN_US)
-				rte_delay_us_sleep(wait_us < IDLE_SLEEP_MAX_US ? (unsigned int)wait_us
-									     : IDLE_SLEEP_MAX_US);
+				rte_delay_us_sleep(wait_us < IDLE_SLEEP_MAX_US
+							   ? (unsigned int)wait_us
+							   : IDLE_SLEEP_MAX_US);
 			continue;
 		}
 		if (due == 0)
@@ -344,14 +351,17 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 	 * before the drain ends. */
 	drain_end = now + (uint64_t)(drain_seconds * (double)hz);
 	while (r->received < r->sent && rte_rdtsc() < drain_end) {
-		if (poll_port(b, BENCH_PORT_B, r, &max_seq) + poll_port(b, BENCH_PORT_A, r, &max_seq) == 0)
+		if (poll_port(b, BENCH_PORT_B, r, &max_seq) +
+			    poll_port(b, BENCH_PORT_A, r, &max_seq) ==
+		    0)
 			rte_pause();
 	}
 	r->offered_pps = (double)r->sent / r->seconds;
 	r->delivered_pps = (double)r->received / r->seconds;
-	r->loss_pct = r->sent ? 100.0 * (double)(r->sent > r->received ? r->sent - r->received : 0) /
-					(double)r->sent
-			      : 0;
+	r->loss_pct =
+		r->sent ? 100.0 * (double)(r->sent > r->received ? r->sent - r->received : 0) /
+				  (double)r->sent
+			: 0;
 	latency_summary(b, r);
 	return 0;
 }
@@ -382,7 +392,9 @@ int bench_warm_up(struct bench *b, const struct bench_size *size, double timeout
 		if (r.received > 0 && r.received == r.sent)
 			return 0;
 	}
-	fprintf(stderr, "esgw-bench: nothing came back on port B within %.0f s "
-		"(%" PRIu64 " sent, %" PRIu64 " received in the last try)\n", timeout, r.sent, r.received);
+	fprintf(stderr,
+		"esgw-bench: nothing came back on port B within %.0f s "
+		"(%" PRIu64 " sent, %" PRIu64 " received in the last try)\n",
+		timeout, r.sent, r.received);
 	return -1;
 }

@@ -144,7 +144,8 @@ int esgw_parse_hex(const char *s, uint8_t *out, size_t max, size_t *len)
 	if (n == 0 || n % 2 != 0 || n / 2 > max)
 		return -1;
 	for (i = 0; i < n / 2; i++) {
-		int hi = hex_digit((unsigned char)s[2 * i]), lo = hex_digit((unsigned char)s[2 * i + 1]);
+		int hi = hex_digit((unsigned char)s[2 * i]),
+		    lo = hex_digit((unsigned char)s[2 * i + 1]);
 
 		if (hi < 0 || lo < 0)
 			return -1;

@@ -83,7 +83,8 @@ int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worke
 			}
 			break;
 		case 'w':
-			if (!want_worker || esgw_parse_u32(optarg, ESGW_MAX_WORKERS - 1, &worker) < 0) {
+			if (!want_worker ||
+			    esgw_parse_u32(optarg, ESGW_MAX_WORKERS - 1, &worker) < 0) {
 				ESGW_ERR("--worker must be a number from 0 to %d, not '%s'",
 					 ESGW_MAX_WORKERS - 1, optarg);
 				return -1;

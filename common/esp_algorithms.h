@@ -26,9 +26,9 @@ enum esp_alg {
 };
 
 enum esp_cipher {
-	ESP_CIPHER_NULL = 1, /* RFC 2410: integrity only, for debugging */
-	ESP_CIPHER_AES_CBC,  /* RFC 3602 */
-	ESP_CIPHER_AES_GCM,  /* RFC 4106, AEAD */
+	ESP_CIPHER_NULL = 1,          /* RFC 2410: integrity only, for debugging */
+	ESP_CIPHER_AES_CBC,           /* RFC 3602 */
+	ESP_CIPHER_AES_GCM,           /* RFC 4106, AEAD */
 	ESP_CIPHER_CHACHA20_POLY1305, /* RFC 7634, AEAD */
 };
 
@@ -41,13 +41,13 @@ enum esp_integ {
 
 struct esp_alg_info {
 	enum esp_alg alg;
-	const char *name; /* CLI and JSON name */
-	uint8_t cipher;   /* enum esp_cipher */
-	uint8_t integ;    /* enum esp_integ */
-	uint8_t key_len;  /* cipher key bytes, without the salt */
-	uint8_t salt_len; /* AEAD nonce salt, RFC 4106 4 / RFC 7634 2 */
+	const char *name;      /* CLI and JSON name */
+	uint8_t cipher;        /* enum esp_cipher */
+	uint8_t integ;         /* enum esp_integ */
+	uint8_t key_len;       /* cipher key bytes, without the salt */
+	uint8_t salt_len;      /* AEAD nonce salt, RFC 4106 4 / RFC 7634 2 */
 	uint8_t integ_key_len; /* HMAC key bytes: the hash's output size (RFC 2404, 4868) */
-	uint8_t iv_len;   /* bytes of IV on the wire */
+	uint8_t iv_len;        /* bytes of IV on the wire */
 	uint8_t icv_len;
 	uint8_t block_len; /* payload alignment: the cipher block, at least 4 (RFC 4303 2.4) */
 };
@@ -58,8 +58,10 @@ struct esp_alg_info {
 #define ESP_ALG_SALT_LEN 4
 
 static const struct esp_alg_info esp_algorithms[] = {
-	{ESP_ALG_AES_GCM_128, "aes-gcm-128", ESP_CIPHER_AES_GCM, ESP_INTEG_AEAD, 16, 4, 0, 8, 16, 4},
-	{ESP_ALG_AES_GCM_256, "aes-gcm-256", ESP_CIPHER_AES_GCM, ESP_INTEG_AEAD, 32, 4, 0, 8, 16, 4},
+	{ESP_ALG_AES_GCM_128, "aes-gcm-128", ESP_CIPHER_AES_GCM, ESP_INTEG_AEAD, 16, 4, 0, 8, 16,
+	 4},
+	{ESP_ALG_AES_GCM_256, "aes-gcm-256", ESP_CIPHER_AES_GCM, ESP_INTEG_AEAD, 32, 4, 0, 8, 16,
+	 4},
 	{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, "aes-cbc-128-sha1-96", ESP_CIPHER_AES_CBC,
 	 ESP_INTEG_HMAC_SHA1, 16, 0, 20, 16, 12, 16},
 	{ESP_ALG_AES_CBC_256_HMAC_SHA1_96, "aes-cbc-256-sha1-96", ESP_CIPHER_AES_CBC,

@@ -140,8 +140,8 @@ static int read_all(int fd, uint8_t *p, size_t n, int64_t deadline)
 int esgw_frame_write(int fd, const uint8_t *msg, size_t len, int timeout_ms)
 {
 	int64_t deadline = timeout_ms < 0 ? -1 : now_ms() + timeout_ms;
-	uint8_t hdr[ESGW_FRAME_HDR] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8),
-				       (uint8_t)len};
+	uint8_t hdr[ESGW_FRAME_HDR] = {(uint8_t)(len >> 24), (uint8_t)(len >> 16),
+				       (uint8_t)(len >> 8), (uint8_t)len};
 
 	if (len > ESGW_FRAME_MAX) {
 		errno = EMSGSIZE;

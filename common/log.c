@@ -14,7 +14,8 @@ void esgw_log_init(const char *role)
 
 void esgw_log(int level, const char *fmt, ...)
 {
-	static const char *const level_names[8] = {"", "", "", "error", "warning", "", "info", "debug"};
+	static const char *const level_names[8] = {"",        "", "",     "error",
+						   "warning", "", "info", "debug"};
 	char line[1024];
 	va_list ap;
 	int n;

@@ -18,14 +18,14 @@ enum { ESGW_LOG_ERR = 3, ESGW_LOG_WARN = 4, ESGW_LOG_INFO = 6, ESGW_LOG_DEBUG = 
 #define ESGW_INFO(...) esgw_log(ESGW_LOG_INFO, __VA_ARGS__)
 
 /* At most one line per second from one call site. */
-#define ESGW_LOG_RATELIMITED(level, ...)                                           \
-	do {                                                                           \
-		static time_t last_;                                                       \
-		time_t now_ = time(NULL);                                                  \
-		if (now_ != last_) {                                                       \
-			last_ = now_;                                                          \
-			esgw_log(level, __VA_ARGS__);                                          \
-		}                                                                          \
+#define ESGW_LOG_RATELIMITED(level, ...)                                                           \
+	do {                                                                                       \
+		static time_t last_;                                                               \
+		time_t now_ = time(NULL);                                                          \
+		if (now_ != last_) {                                                               \
+			last_ = now_;                                                              \
+			esgw_log(level, __VA_ARGS__);                                              \
+		}                                                                                  \
 	} while (0)
 
 #endif

@@ -17,7 +17,6 @@
 #include "esgw_limits.h"
 #include "replay.h"
 
-
 #define ESGW_POOL_NAME "esgw.pool"
 #define ESGW_SHARED_NAME "esgw.shared"
 /* Every ring has exactly one producer process and one consumer process
@@ -25,12 +24,12 @@
  * ring's head ahead of its tail and stall every other producer for good; with
  * one producer per ring, a restarted producer discards its predecessor's
  * half-done enqueue (esgw_ring_producer_recover) and nothing else is held up. */
-#define ESGW_RING_ROUTER_IN "esgw.router_in"     /* rxtx RX -> router */
-#define ESGW_RING_TX_FMT "esgw.tx.%u"            /* router -> rxtx, one per port id */
-#define ESGW_RING_CRYPTO_FMT "esgw.crypto.%u"    /* router -> crypto worker N */
-#define ESGW_RING_DECRYPTED_FMT "esgw.dec.%u"    /* crypto worker N -> router */
-#define ESGW_RING_WORKER_TX_FMT "esgw.wtx.%u"    /* crypto worker N -> rxtx, any port */
-#define ESGW_RING_PUNT "esgw.punt"              /* router -> rxtx: frames for the host's stack */
+#define ESGW_RING_ROUTER_IN "esgw.router_in"  /* rxtx RX -> router */
+#define ESGW_RING_TX_FMT "esgw.tx.%u"         /* router -> rxtx, one per port id */
+#define ESGW_RING_CRYPTO_FMT "esgw.crypto.%u" /* router -> crypto worker N */
+#define ESGW_RING_DECRYPTED_FMT "esgw.dec.%u" /* crypto worker N -> router */
+#define ESGW_RING_WORKER_TX_FMT "esgw.wtx.%u" /* crypto worker N -> rxtx, any port */
+#define ESGW_RING_PUNT "esgw.punt"            /* router -> rxtx: frames for the host's stack */
 
 #define ESGW_POOL_SIZE 16383
 #define ESGW_POOL_CACHE 256
@@ -90,17 +89,17 @@ struct esgw_sa_counters {
  * restart or a move to another worker. Only the owning worker writes it; no key
  * material is ever stored here. */
 struct esgw_sa_runtime {
-	uint64_t seq_out;       /* last outbound sequence number used; next is seq_out + 1 */
-	uint32_t spi;           /* SPI the state belongs to: a new SA in the slot resets it */
-	uint64_t instance;      /* DpSa.instance it belongs to: likewise */
+	uint64_t seq_out;  /* last outbound sequence number used; next is seq_out + 1 */
+	uint32_t spi;      /* SPI the state belongs to: a new SA in the slot resets it */
+	uint64_t instance; /* DpSa.instance it belongs to: likewise */
 	/* Worker id of the one writer. A hand-over is the only other change:
 	 * the old owner stores the new id with release order after its last
 	 * write, the new owner loads it with acquire order before its first. */
 	uint32_t owner;
-	uint64_t generation;    /* bumped by the owner when (re)initialised */
-	uint64_t handovers;     /* hand-overs so far, bumped by the old owner */
-	uint64_t installed_at;  /* CLOCK_MONOTONIC seconds when (re)initialised: lifetimes */
-	uint32_t expired;       /* ESGW_SA_* bits below, set once by the owner */
+	uint64_t generation;   /* bumped by the owner when (re)initialised */
+	uint64_t handovers;    /* hand-overs so far, bumped by the old owner */
+	uint64_t installed_at; /* CLOCK_MONOTONIC seconds when (re)initialised: lifetimes */
+	uint32_t expired;      /* ESGW_SA_* bits below, set once by the owner */
 	/* Written by the old owner before it hands the SA over: where its
 	 * output rings stood. The new owner starts only once rxtx and the router
 	 * have taken everything up to there, so the SA's packets stay in order

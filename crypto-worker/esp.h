@@ -21,13 +21,12 @@
 #define ESP_NO_DROP 0xff /* esp_buf.drop of a packet that passed */
 
 #define ESP_IPV4_HDR_LEN 20
-#define ESP_HDR_LEN 8    /* SPI + sequence number */
+#define ESP_HDR_LEN 8     /* SPI + sequence number */
 #define ESP_TRAILER_LEN 2 /* pad length + next header */
 #define ESP_NEXT_HEADER_IPV4 4
 #define ESP_NEXT_HEADER_IPV6 41
 #define ESP_IPV6_HDR_LEN 40
 #define ESP_NEXT_HEADER_NONE 59 /* TFC dummy packet, RFC 4303 2.6 */
-
 
 /* One packet as the ESP core sees it: a contiguous buffer with room around it.
  * Encap moves data back and grows len (using headroom and tailroom); decap
@@ -76,19 +75,19 @@ struct esp_sa_params {
 struct esp_sa {
 	/* read for every packet: one cache line */
 	struct esgw_sa_runtime *rt;
-	uint32_t spi;      /* host byte order */
-	uint8_t alg;       /* enum esp_alg */
-	uint8_t cipher;    /* enum esp_cipher */
-	uint8_t integ;     /* enum esp_integ */
-	uint8_t key_len;   /* cipher key bytes, as the job wants them */
-	uint8_t iv_len;    /* bytes of IV on the wire: AEAD 8, CBC 16, NULL 0 */
+	uint32_t spi;    /* host byte order */
+	uint8_t alg;     /* enum esp_alg */
+	uint8_t cipher;  /* enum esp_cipher */
+	uint8_t integ;   /* enum esp_integ */
+	uint8_t key_len; /* cipher key bytes, as the job wants them */
+	uint8_t iv_len;  /* bytes of IV on the wire: AEAD 8, CBC 16, NULL 0 */
 	uint8_t icv_len;
-	uint8_t block_len; /* payload alignment */
-	uint8_t esn;       /* 1: the high 32 bits of seq count in the ICV (RFC 4303 2.2.1) */
+	uint8_t block_len;  /* payload alignment */
+	uint8_t esn;        /* 1: the high 32 bits of seq count in the ICV (RFC 4303 2.2.1) */
 	uint32_t outer_src; /* network byte order */
 	uint32_t outer_dst;
-	uint8_t salt[4];    /* AEAD nonce prefix, RFC 4106 4 / RFC 7634 2 */
-	uint16_t ip_id;     /* next outer IPv4 identification */
+	uint8_t salt[4]; /* AEAD nonce prefix, RFC 4106 4 / RFC 7634 2 */
+	uint16_t ip_id;  /* next outer IPv4 identification */
 	uint16_t reserved;
 	/* A packet takes the lifetime slow path (esp_lifetime_check) once a
 	 * counter or the clock reaches one of these; 0 sends every packet there. */
@@ -169,12 +168,10 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
 /* Encapsulate n (any number) inner IPv4 packets, buf[i] with sa[i]. Returns
  * the number that passed; the others have buf[i].drop set and were counted in
  * their SA's rt->ctr.drops. Buffers are left as they were for dropped ones. */
-uint16_t esp_encap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
-			 uint16_t n);
+uint16_t esp_encap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n);
 /* Decapsulate n outer IPv4 + ESP packets. Passed ones are left holding the
  * inner IPv4 packet (its total length, without TFC padding). */
-uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
-			 uint16_t n);
+uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n);
 
 /* esp_ipv6.c: the IP layers around ESP, IPv4 or IPv6 inside and outside. */
 /* Bytes of the outer IP header the SA writes: 20 (IPv4) or 40 (IPv6). */
@@ -190,8 +187,7 @@ static inline int esp_sa_has_endpoints(const struct esp_sa *sa)
 /* An inner packet to encrypt: its length from its own header (without
  * Ethernet padding) and the ESP next header value (4 or 41). Returns 0, or
  * -1 if it is neither a whole IPv4 nor a whole IPv6 packet. */
-int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len,
-		    uint8_t *next_header);
+int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uint8_t *next_header);
 /* DSCP and ECN of the inner packet, copied to the outer header. */
 uint8_t esp_inner_tos(const uint8_t *p);
 /* Write the outer IPv4 or IPv6 header (esp_outer_ip_len bytes) of a packet of
@@ -205,8 +201,8 @@ int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_
 /* A decrypted inner packet of at most avail bytes with the trailer's next
  * header: its length from its own header (TFC padding follows it). Returns
  * 0, or -1 with the reason (BAD_NEXT_HEADER, MALFORMED). */
-int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header,
-		    unsigned int *len, enum esgw_drop *reason);
+int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, unsigned int *len,
+		    enum esgw_drop *reason);
 
 /* esp_udp.c: put a UDP header (sa's ports) between the outer IP header and
  * the ESP header of a finished packet. Returns 0, or -1 without headroom. */

@@ -12,10 +12,10 @@
 
 struct decap_scratch {
 	uint8_t nonce[ESP_BURST_MAX][16];
-	uint8_t aad[ESP_BURST_MAX][12];          /* AEAD with ESN */
-	uint8_t icv[ESP_BURST_MAX][ESP_ALG_ICV_MAX];      /* computed over the packet */
+	uint8_t aad[ESP_BURST_MAX][12];                       /* AEAD with ESN */
+	uint8_t icv[ESP_BURST_MAX][ESP_ALG_ICV_MAX];          /* computed over the packet */
 	uint8_t received_icv[ESP_BURST_MAX][ESP_ALG_ICV_MAX]; /* as it came */
-	uint16_t outer_len[ESP_BURST_MAX]; /* outer IPv4 header length */
+	uint16_t outer_len[ESP_BURST_MAX];                    /* outer IPv4 header length */
 	uint16_t payload_len[ESP_BURST_MAX];
 	uint64_t seq[ESP_BURST_MAX]; /* with the inferred high bits under ESN */
 	uint8_t completed[ESP_BURST_MAX];

@@ -47,8 +47,8 @@ void esp_sa_free(struct esp_sa *sa)
  * inner and outer hash; intel-ipsec-mb takes the hash state after those
  * blocks so that it never sees the key itself. (1.3 has no imb_hmac_ipad_opad.)
  * Keys are never longer than the block here: their length is the output size. */
-static void hmac_precompute(IMB_MGR *mgr, enum esp_integ integ, const uint8_t *key,
-			    size_t key_len, uint8_t *ipad_hash, uint8_t *opad_hash)
+static void hmac_precompute(IMB_MGR *mgr, enum esp_integ integ, const uint8_t *key, size_t key_len,
+			    uint8_t *ipad_hash, uint8_t *opad_hash)
 {
 	size_t block_len = integ == ESP_INTEG_HMAC_SHA512 ? 128 : 64;
 	uint8_t block[HMAC_BLOCK_MAX];
@@ -96,11 +96,12 @@ static int check_keys(struct esp_sa *sa, const struct esp_alg_info *info,
 		if (p->crypto_key_len == (size_t)info->key_len + info->salt_len && p->salt_len == 0)
 			*salt = p->crypto_key + info->key_len; /* key || salt, RFC 4106 8.1 */
 		else if (p->crypto_key_len != info->key_len || p->salt_len != info->salt_len)
-			return fail(sa, err, errlen,
-				    "%s needs a %zu-byte crypto key and a 4-byte salt (or %zu bytes: "
-				    "key and salt)",
-				    info->name, (size_t)info->key_len,
-				    (size_t)info->key_len + info->salt_len);
+			return fail(
+				sa, err, errlen,
+				"%s needs a %zu-byte crypto key and a 4-byte salt (or %zu bytes: "
+				"key and salt)",
+				info->name, (size_t)info->key_len,
+				(size_t)info->key_len + info->salt_len);
 	} else {
 		if (p->crypto_key_len != info->key_len)
 			return fail(sa, err, errlen, "%s needs a %zu-byte crypto key, not %zu",
@@ -109,8 +110,8 @@ static int check_keys(struct esp_sa *sa, const struct esp_alg_info *info,
 			return fail(sa, err, errlen, "%s takes no salt", info->name);
 	}
 	if (p->integ_key_len != info->integ_key_len)
-		return fail(sa, err, errlen, "%s needs a %zu-byte integrity key, not %zu", info->name,
-			    (size_t)info->integ_key_len, p->integ_key_len);
+		return fail(sa, err, errlen, "%s needs a %zu-byte integrity key, not %zu",
+			    info->name, (size_t)info->integ_key_len, p->integ_key_len);
 	return 0;
 }
 
@@ -167,7 +168,8 @@ int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, 
 	if (p->spi == 0)
 		return fail(sa, err, errlen, "SPI 0 must not be sent on the wire (RFC 4303 2.1)");
 	if ((p->crypto_key == NULL && p->crypto_key_len != 0) ||
-	    (p->integ_key == NULL && p->integ_key_len != 0) || (p->salt == NULL && p->salt_len != 0))
+	    (p->integ_key == NULL && p->integ_key_len != 0) ||
+	    (p->salt == NULL && p->salt_len != 0))
 		return fail(sa, err, errlen, "key material missing");
 	if (info == NULL)
 		return fail(sa, err, errlen, "unsupported ESP algorithm %d", (int)p->alg);
@@ -266,12 +268,12 @@ int esp_lifetime_check(struct esp_sa *sa, uint32_t now)
 		sa->check_time = 0;
 		return 1;
 	}
-	sa->check_packets = next_limit(sa->soft.packets, sa->hard.packets,
-				       rt->expired & ESGW_SA_SOFT_EXPIRED);
+	sa->check_packets =
+		next_limit(sa->soft.packets, sa->hard.packets, rt->expired & ESGW_SA_SOFT_EXPIRED);
 	sa->check_bytes =
 		next_limit(sa->soft.bytes, sa->hard.bytes, rt->expired & ESGW_SA_SOFT_EXPIRED);
-	deadline = next_limit(sa->soft.seconds, sa->hard.seconds,
-			      rt->expired & ESGW_SA_SOFT_EXPIRED);
+	deadline =
+		next_limit(sa->soft.seconds, sa->hard.seconds, rt->expired & ESGW_SA_SOFT_EXPIRED);
 	deadline = deadline == UINT64_MAX ? UINT64_MAX : rt->installed_at + deadline;
 	sa->check_time = deadline > UINT32_MAX ? UINT32_MAX : (uint32_t)deadline;
 	return 0;

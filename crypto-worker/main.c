@@ -32,8 +32,11 @@ static IMB_MGR *ipsec_mb_open(void)
 int main(int argc, char **argv)
 {
 	static struct crypto_worker w = {
-		.dp = {.role = "crypto", .listen_fd = -1, .conn_fd = -1,
-		       .on_config = crypto_worker_on_config, .on_stats = crypto_worker_on_stats},
+		.dp = {.role = "crypto",
+		       .listen_fd = -1,
+		       .conn_fd = -1,
+		       .on_config = crypto_worker_on_config,
+		       .on_stats = crypto_worker_on_stats},
 	};
 	static char log_name[32];
 	char sock_name[32];

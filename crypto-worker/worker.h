@@ -24,14 +24,14 @@ struct crypto_worker {
 	struct esgw_dp dp; /* first: the dp callbacks get &worker->dp */
 	unsigned int id;
 	IMB_MGR *mgr;
-	struct rte_ring *ring_in;        /* esgw.crypto.<id>, from the router */
+	struct rte_ring *ring_in;  /* esgw.crypto.<id>, from the router */
 	struct rte_ring *ring_dec; /* esgw.dec.<id>: decrypted packets to the router */
 	struct rte_ring *ring_wtx; /* esgw.wtx.<id>: encrypted frames to rxtx */
 	/* Other workers' output rings, for hand-over ordering (handover.c). */
 	struct rte_ring *peer_dec[ESGW_MAX_WORKERS];
 	struct rte_ring *peer_wtx[ESGW_MAX_WORKERS];
-	struct esp_sa *sa[ESGW_MAX_SA];  /* by runtime slot; NULL: not ours */
-	uint32_t sa_id[ESGW_MAX_SA];     /* configuration id, for stats */
+	struct esp_sa *sa[ESGW_MAX_SA]; /* by runtime slot; NULL: not ours */
+	uint32_t sa_id[ESGW_MAX_SA];    /* configuration id, for stats */
 	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
 	 * by the worker handing it over (handover.c). */
 	struct sa_parking *parking[ESGW_MAX_SA];

@@ -54,13 +54,14 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 	struct esp_sa *sa;
 
 	if (s->slot >= ESGW_MAX_SA) {
-		snprintf(err, errlen, "SA %u: runtime slot %u out of range (max %d)", s->id, s->slot,
-			 ESGW_MAX_SA - 1);
+		snprintf(err, errlen, "SA %u: runtime slot %u out of range (max %d)", s->id,
+			 s->slot, ESGW_MAX_SA - 1);
 		return -1;
 	}
 	if (esgw_is_ipv6_text(s->local) || esgw_is_ipv6_text(s->remote)) {
 		/* An IPv6 tunnel (esp_ipv6.c writes the outer header). */
-		if (esgw_parse_ipv6(s->local, local6) < 0 || esgw_parse_ipv6(s->remote, remote6) < 0) {
+		if (esgw_parse_ipv6(s->local, local6) < 0 ||
+		    esgw_parse_ipv6(s->remote, remote6) < 0) {
 			snprintf(err, errlen, "SA %u: bad tunnel endpoint '%s' -> '%s'", s->id,
 				 s->local, s->remote);
 			return -1;
@@ -101,8 +102,8 @@ static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, co
 
 	if (rt->spi != s->spi || rt->instance != s->instance || generation == 0) {
 		memset(rt, 0, sizeof(*rt));
-		replay_init(&rt->replay, s->replay_window ? s->replay_window
-							   : REPLAY_WINDOW_DEFAULT);
+		replay_init(&rt->replay,
+			    s->replay_window ? s->replay_window : REPLAY_WINDOW_DEFAULT);
 		rt->spi = s->spi;
 		rt->instance = s->instance;
 		/* Above every number used before a dataplane restart (ctld keeps it). */
@@ -140,8 +141,7 @@ static void wipe_request_keys(const Esgw__DpConfig *cfg)
 	}
 }
 
-int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
-			    size_t errlen)
+int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
 	static struct esp_sa *fresh[ESGW_MAX_SA];

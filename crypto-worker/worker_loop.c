@@ -16,7 +16,7 @@
 
 #define IDLE_SPINS 64
 #define IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
-#define CTL_POLL_EVERY 64 /* busy bursts between control socket polls */
+#define CTL_POLL_EVERY 64      /* busy bursts between control socket polls */
 
 int crypto_worker_rings_attach(struct crypto_worker *w)
 {

@@ -131,9 +131,10 @@ Esgw__Config *config_load(const char *path)
 		ESGW_ERR("cannot move %s aside to %s: %s", path, bad, strerror(errno));
 	c = config_parse_file(prev, why_prev, sizeof(why_prev));
 	if (c != NULL) {
-		ESGW_ERR("configuration %s is unusable (%s): kept as %s, starting from the previous "
-			 "good copy %s",
-			 path, why, bad, prev);
+		ESGW_ERR(
+			"configuration %s is unusable (%s): kept as %s, starting from the previous "
+			"good copy %s",
+			path, why, bad, prev);
 	} else {
 		ESGW_ERR("configuration %s is unusable (%s): kept as %s; previous copy %s unusable "
 			 "too (%s): starting empty",

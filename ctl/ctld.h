@@ -30,8 +30,8 @@ struct dp_proc {
 	unsigned int restarts;
 	/* control connection */
 	int fd;
-	ev_io eof_watcher;          /* notices the process closing (exit, restart) */
-	uint64_t acked_generation;  /* last DpConfig it accepted; 0: none */
+	ev_io eof_watcher;         /* notices the process closing (exit, restart) */
+	uint64_t acked_generation; /* last DpConfig it accepted; 0: none */
 	bool unreachable_logged;
 	/* The last DpStats it answered, packed: shown again (counters never go
 	 * back) when one query times out on a busy machine. */

@@ -17,8 +17,8 @@
 
 struct ctld ctld;
 
-#define TICK_IDLE 1.0  /* reconcile period */
-#define TICK_BUSY 0.1  /* while processes start, back off or stop */
+#define TICK_IDLE 1.0 /* reconcile period */
+#define TICK_BUSY 0.1 /* while processes start, back off or stop */
 
 static void usage(FILE *out)
 {
@@ -57,13 +57,27 @@ static void parse_options(int argc, char **argv)
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
-		case 's': ctld.opt.socket_path = optarg; break;
-		case 'c': ctld.opt.config_path = optarg; break;
-		case 'r': ctld.opt.rundir = optarg; break;
-		case 'p': ctld.opt.file_prefix = optarg; break;
-		case 'S': ctld.opt.standalone = true; break;
-		case 'b': ctld.opt.bindir = optarg; break;
-		case 'l': ctld.opt.log_dir = optarg; break;
+		case 's':
+			ctld.opt.socket_path = optarg;
+			break;
+		case 'c':
+			ctld.opt.config_path = optarg;
+			break;
+		case 'r':
+			ctld.opt.rundir = optarg;
+			break;
+		case 'p':
+			ctld.opt.file_prefix = optarg;
+			break;
+		case 'S':
+			ctld.opt.standalone = true;
+			break;
+		case 'b':
+			ctld.opt.bindir = optarg;
+			break;
+		case 'l':
+			ctld.opt.log_dir = optarg;
+			break;
 		case 'w':
 			ctld.opt.workers = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || ctld.opt.workers < 1 ||
@@ -73,8 +87,12 @@ static void parse_options(int argc, char **argv)
 				exit(2);
 			}
 			break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); exit(2);
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			usage(stderr);
+			exit(2);
 		}
 	}
 	if (optind < argc) {

@@ -74,7 +74,7 @@ int main(int argc, char **argv)
 	command_wipe(&req);
 	if (esgw_frame_read(fd, &buf, &len, REPLY_TIMEOUT_MS) < 0)
 		die(1, "no answer from esgw-ctld at %s: %s", socket_path,
-		     errno == ECONNRESET ? "connection closed" : strerror(errno));
+		    errno == ECONNRESET ? "connection closed" : strerror(errno));
 	close(fd);
 	resp = esgw__response__unpack(NULL, len, buf);
 	free(buf);

@@ -120,8 +120,8 @@ static void print_dataplane_table(const Esgw__ShowReply *reply)
 	}
 	if (nsas == 0)
 		return;
-	printf("\n%-10s %-12s %6s %9s %9s %12s %14s\n", "SA", "TUNNEL", "WORKER", "pkt/s",
-	       "bit/s", "PACKETS", "BYTES");
+	printf("\n%-10s %-12s %6s %9s %9s %12s %14s\n", "SA", "TUNNEL", "WORKER", "pkt/s", "bit/s",
+	       "PACKETS", "BYTES");
 	for (size_t i = 0; i < reply->n_dataplane; i++) {
 		const Esgw__DataplaneInfo *p = reply->dataplane[i];
 
@@ -131,8 +131,8 @@ static void print_dataplane_table(const Esgw__ShowReply *reply)
 			printf("%-10u %-12s %6d %9s %9s %12llu %14llu\n", s->id,
 			       s->tunnel[0] ? s->tunnel : "-", p->worker,
 			       si(s->packets_per_second, a, sizeof(a)),
-			       si(s->bits_per_second, b, sizeof(b)),
-			       (unsigned long long)s->packets, (unsigned long long)s->bytes);
+			       si(s->bits_per_second, b, sizeof(b)), (unsigned long long)s->packets,
+			       (unsigned long long)s->bytes);
 		}
 	}
 }

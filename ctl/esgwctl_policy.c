@@ -109,14 +109,16 @@ static void policy_add_parse(int argc, char **argv, int i, Esgw__Request *req)
 			uint8_t proto;
 
 			if (esgw_parse_protocol(s, &proto) < 0)
-				usage_error("proto '%s' is not tcp, udp, icmp, sctp, any or 0..255", s);
+				usage_error("proto '%s' is not tcp, udp, icmp, sctp, any or 0..255",
+					    s);
 			p->protocol = proto;
 		} else if (strcmp(kw, "sport") == 0) {
 			ports(argc, argv, &i, "sport", &p->sport_lo, &p->sport_hi);
 		} else if (strcmp(kw, "dport") == 0) {
 			ports(argc, argv, &i, "dport", &p->dport_lo, &p->dport_hi);
 		} else if (strcmp(kw, "action") == 0) {
-			p->action = action_parse(word(argc, argv, &i, "protect, bypass or discard"));
+			p->action =
+				action_parse(word(argc, argv, &i, "protect, bypass or discard"));
 		} else if (strcmp(kw, "tunnel") == 0) {
 			p->tunnel = (char *)word(argc, argv, &i, "tunnel name");
 		} else if (strcmp(kw, "sa-out") == 0) {
@@ -184,8 +186,8 @@ static void json_policy(struct json *j, const Esgw__Policy *p)
 	json_kv_u64(j, "priority", p->priority);
 	json_kv_string(j, "src", p->src[0] ? p->src : "0.0.0.0/0");
 	json_kv_string(j, "dst", p->dst[0] ? p->dst : "0.0.0.0/0");
-	json_kv_string(j, "protocol", esgw_protocol_name((uint8_t)p->protocol, proto,
-							  sizeof(proto)));
+	json_kv_string(j, "protocol",
+		       esgw_protocol_name((uint8_t)p->protocol, proto, sizeof(proto)));
 	json_kv_u64(j, "sport_lo", p->sport_lo);
 	json_kv_u64(j, "sport_hi", p->sport_lo == 0 && p->sport_hi == 0 ? 65535 : p->sport_hi);
 	json_kv_u64(j, "dport_lo", p->dport_lo);

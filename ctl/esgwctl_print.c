@@ -236,8 +236,9 @@ static void doc_list_end(struct json *j, struct table *t)
 
 static void print_interfaces(const Esgw__ShowReply *reply, struct json *j)
 {
-	struct table t = {.ncols = 12, .head = {"NAME", "DEVARGS", "PORT", "MAC", "MTU", "ADDRESSES", "RX-PKTS",
-			       "TX-PKTS", "RX-BYTES", "TX-BYTES", "RX-MISSED", "TX-ERRORS"}};
+	struct table t = {.ncols = 12,
+			  .head = {"NAME", "DEVARGS", "PORT", "MAC", "MTU", "ADDRESSES", "RX-PKTS",
+				   "TX-PKTS", "RX-BYTES", "TX-BYTES", "RX-MISSED", "TX-ERRORS"}};
 
 	doc_list_begin(j, "interfaces");
 	for (size_t i = 0; i < reply->n_interfaces; i++) {
@@ -316,8 +317,9 @@ static void print_tunnels(const Esgw__ShowReply *reply, struct json *j)
 
 static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 {
-	struct table t = {.ncols = 10, .head = {"ID", "SPI", "ALGORITHM", "DIR", "TUNNEL", "WORKER", "SLOT",
-			       "PACKETS", "BYTES", "SEQ-OUT"}};
+	struct table t = {.ncols = 10,
+			  .head = {"ID", "SPI", "ALGORITHM", "DIR", "TUNNEL", "WORKER", "SLOT",
+				   "PACKETS", "BYTES", "SEQ-OUT"}};
 
 	doc_list_begin(j, "sas");
 	for (size_t i = 0; i < reply->n_sas; i++) {
@@ -352,8 +354,8 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			  fmt("%u", sa->id), fmt("0x%08x (%u)", sa->spi, sa->spi),
 			  fmt("%s%s%s", alg_name(sa->algorithm), sa->esn ? " esn" : "",
 			      info->hard_expired || info->seq_exhausted ? " EXPIRED"
-			      : info->soft_expired			 ? " soft-expired"
-									 : ""),
+			      : info->soft_expired                      ? " soft-expired"
+									: ""),
 			  fmt("%s", sa_direction(sa->id, reply)), dash(info->tunnel),
 			  fmt("%d", sa->worker), fmt("%u", sa->slot),
 			  fmt("%" PRIu64, info->packets), fmt("%" PRIu64, info->bytes),
@@ -364,7 +366,9 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 
 static void print_workers(const Esgw__ShowReply *reply, struct json *j)
 {
-	struct table t = {.ncols = 7, .head = {"WORKER", "PID", "STATE", "SAS", "ENCRYPTED", "DECRYPTED", "BYTES"}};
+	struct table t = {
+		.ncols = 7,
+		.head = {"WORKER", "PID", "STATE", "SAS", "ENCRYPTED", "DECRYPTED", "BYTES"}};
 
 	doc_list_begin(j, "workers");
 	for (size_t i = 0; i < reply->n_workers; i++) {
@@ -465,8 +469,9 @@ static void print_config_commands(const Esgw__Config *c)
 	for (size_t i = 0; i < c->n_sas; i++) {
 		const Esgw__Sa *sa = c->sas[i];
 
-		printf("sa add %u spi %u alg %s%s%s%s replay-window %u%s worker %d", sa->id, sa->spi,
-		       alg_name(sa->algorithm), sa->crypto_key.len ? " crypto-key <hidden>" : "",
+		printf("sa add %u spi %u alg %s%s%s%s replay-window %u%s worker %d", sa->id,
+		       sa->spi, alg_name(sa->algorithm),
+		       sa->crypto_key.len ? " crypto-key <hidden>" : "",
 		       sa->integ_key.len ? " integ-key <hidden>" : "",
 		       sa->salt.len ? " salt <hidden>" : "", sa->replay_window,
 		       sa->esn ? " esn on" : "", sa->worker);
@@ -571,18 +576,35 @@ void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool
 		j = &doc;
 	}
 	switch (what) {
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_INTERFACES: print_interfaces(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_ROUTES: print_routes(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_SAS: print_sas(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_TUNNELS: print_tunnels(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_STATS: print_stats(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS: print_workers(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG: print_config(reply, j); break;
-	case ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES: print_policies(reply, j); break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_INTERFACES:
+		print_interfaces(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_ROUTES:
+		print_routes(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_SAS:
+		print_sas(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_TUNNELS:
+		print_tunnels(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_STATS:
+		print_stats(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS:
+		print_workers(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_CONFIG:
+		print_config(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES:
+		print_policies(reply, j);
+		break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE:
 		print_dataplane(reply, as_json); /* a whole document, newline included */
 		return;
-	default: break;
+	default:
+		break;
 	}
 	if (j)
 		json_finish(j);

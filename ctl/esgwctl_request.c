@@ -103,7 +103,8 @@ static void expect_end(struct words *w)
 
 /* The next word, checked by one of validate.h's checks. */
 static const char *checked_word(struct words *w, const char *what,
-				int (*check)(const char *s, const char *what, char *err, size_t errlen))
+				int (*check)(const char *s, const char *what, char *err,
+					     size_t errlen))
 {
 	const char *s = next_word(w, what);
 	char err[160];
@@ -234,13 +235,15 @@ static void route_cmd(struct words *w, Esgw__Request *req)
 				const char *kw = next_word(w, "option");
 
 				if (strcmp(kw, "dev") != 0)
-					usage_error("route add: unknown option '%s' (dev NAME)", kw);
+					usage_error("route add: unknown option '%s' (dev NAME)",
+						    kw);
 				r->interface = (char *)name_word(w, "interface name");
 			}
 		} else if (strcmp(kind, "tunnel") == 0) {
 			r->tunnel = (char *)name_word(w, "tunnel name");
 		} else {
-			usage_error("route add: expected 'via ADDR' or 'tunnel NAME', got '%s'", kind);
+			usage_error("route add: expected 'via ADDR' or 'tunnel NAME', got '%s'",
+				    kind);
 		}
 		req->body_case = ESGW__REQUEST__BODY_ROUTE_ADD;
 		req->route_add = r;
@@ -266,8 +269,9 @@ static void lifetime_option(struct words *w, Esgw__Sa *sa, const char *kw)
 
 	if ((!soft && !hard) || (strcmp(what, "bytes") != 0 && strcmp(what, "packets") != 0 &&
 				 strcmp(what, "seconds") != 0))
-		usage_error("sa add: unknown option '%s' (lifetime-soft|hard-bytes|packets|seconds)",
-			    kw);
+		usage_error(
+			"sa add: unknown option '%s' (lifetime-soft|hard-bytes|packets|seconds)",
+			kw);
 	s = next_word(w, kw);
 	errno = 0;
 	v = strtoull(s, &end, 10);

@@ -17,7 +17,7 @@
 #include "framing.h"
 #include "log.h"
 
-#define EVENTS_QUEUE_MAX 256   /* frames per subscriber */
+#define EVENTS_QUEUE_MAX 256 /* frames per subscriber */
 #define EVENTS_SUBSCRIBERS_MAX 16
 
 struct frame {
@@ -79,8 +79,10 @@ static void drop_oldest(struct subscriber *s)
 	s->count--;
 	s->dropped++;
 	events_dropped_total++;
-	ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "event subscriber on fd %d reads too slowly: "
-			     "dropped %llu event(s)", s->fd, (unsigned long long)s->dropped);
+	ESGW_LOG_RATELIMITED(ESGW_LOG_WARN,
+			     "event subscriber on fd %d reads too slowly: "
+			     "dropped %llu event(s)",
+			     s->fd, (unsigned long long)s->dropped);
 }
 
 static void on_writable(struct ev_loop *loop, ev_io *w, int revents)
@@ -382,7 +384,8 @@ void events_config_diff(const Esgw__Config *before, const Esgw__Config *after)
 		if (old == NULL)
 			event_named(ESGW__EVENT_KIND__EVENT_KIND_INTERFACE_ADDED, in->name, detail);
 		else if (!interface_same(old, in))
-			event_named(ESGW__EVENT_KIND__EVENT_KIND_INTERFACE_CHANGED, in->name, detail);
+			event_named(ESGW__EVENT_KIND__EVENT_KIND_INTERFACE_CHANGED, in->name,
+				    detail);
 	}
 	for (size_t i = 0; i < before->n_routes; i++)
 		if (config_route(after, before->routes[i]->prefix) == NULL)
@@ -410,8 +413,8 @@ void events_config_diff(const Esgw__Config *before, const Esgw__Config *after)
 	}
 	for (size_t i = 0; i < before->n_sas; i++)
 		if (config_sa(after, before->sas[i]->id) == NULL)
-			ctld_event_sa(ESGW__EVENT_KIND__EVENT_KIND_SA_REMOVED, before->sas[i]->id, -1,
-				      before->sas[i]->worker);
+			ctld_event_sa(ESGW__EVENT_KIND__EVENT_KIND_SA_REMOVED, before->sas[i]->id,
+				      -1, before->sas[i]->worker);
 	for (size_t i = 0; i < after->n_sas; i++)
 		if (config_sa(before, after->sas[i]->id) == NULL)
 			ctld_event_sa(ESGW__EVENT_KIND__EVENT_KIND_SA_ADDED, after->sas[i]->id, -1,

@@ -53,16 +53,18 @@ static Esgw__Status check_interface_address(const char *s, char *canon, size_t l
 
 	if (esgw_is_ipv6_text(s)) {
 		if (canonical_prefix6(s, canon, len, addr6, &plen) < 0 || plen == 0) {
-			snprintf(err, errlen, "address '%.64s' is not an IPv6 address with a length "
-					      "X:X::X/LEN (LEN 1..128)",
+			snprintf(err, errlen,
+				 "address '%.64s' is not an IPv6 address with a length "
+				 "X:X::X/LEN (LEN 1..128)",
 				 s);
 			return INVALID;
 		}
 		return OK;
 	}
 	if (canonical_prefix(s, canon, len, &addr, &plen) < 0 || plen == 0) {
-		snprintf(err, errlen, "address '%.64s' is not an IPv4 address with a length "
-				      "A.B.C.D/LEN (LEN 1..32)",
+		snprintf(err, errlen,
+			 "address '%.64s' is not an IPv4 address with a length "
+			 "A.B.C.D/LEN (LEN 1..32)",
 			 s ? s : "");
 		return INVALID;
 	}
@@ -85,14 +87,16 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 	}
 	esgw_devargs_device(in->devargs, device, sizeof(device));
 	if (device[0] == '\0' || strlen(in->devargs) > 255) {
-		snprintf(err, errlen, "devargs '%.64s' has no device name (e.g. "
-				      "net_af_packet0,iface=eth1)",
+		snprintf(err, errlen,
+			 "devargs '%.64s' has no device name (e.g. "
+			 "net_af_packet0,iface=eth1)",
 			 in->devargs);
 		return INVALID;
 	}
 	for (const char *p = in->devargs; *p; p++) {
 		if (*p <= ' ' || *p > '~') {
-			snprintf(err, errlen, "devargs must not contain spaces or control characters");
+			snprintf(err, errlen,
+				 "devargs must not contain spaces or control characters");
 			return INVALID;
 		}
 	}
@@ -122,7 +126,8 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 	copy = msg_clone(in);
 	if (copy->mtu == 0)
 		copy->mtu = 1500;
-	if (strncmp(device, "net_af_packet", 13) == 0 && strstr(copy->devargs, "framecnt=") == NULL) {
+	if (strncmp(device, "net_af_packet", 13) == 0 &&
+	    strstr(copy->devargs, "framecnt=") == NULL) {
 		/* af_packet's kernel ring holds 512 frames by default: 0.2 s of a
 		 * modest stream when rxtx is starved of CPU. 4096 (8 MB) rides out
 		 * such stalls; what still overflows is counted as rx_missed. */
@@ -182,7 +187,8 @@ static Esgw__Status address_change(const Esgw__AddressChange *ac, bool add, char
 		if (strcmp(in->addresses[i], canon) != 0)
 			continue;
 		if (add) {
-			snprintf(err, errlen, "interface %s already has address %s", in->name, canon);
+			snprintf(err, errlen, "interface %s already has address %s", in->name,
+				 canon);
 			return EXISTS;
 		}
 		free(in->addresses[i]);
@@ -223,14 +229,15 @@ static Esgw__Status route_prefix(const char *s, char *canon, size_t len, char *e
 
 	if (esgw_is_ipv6_text(s)) {
 		if (canonical_prefix6(s, canon, len, addr6, &plen) < 0) {
-			snprintf(err, errlen, "route prefix '%.64s' is not an IPv6 prefix X:X::X/LEN",
-				 s);
+			snprintf(err, errlen,
+				 "route prefix '%.64s' is not an IPv6 prefix X:X::X/LEN", s);
 			return INVALID;
 		}
 		memcpy(net6, addr6, 16);
 		esgw_prefix6_clear_host(net6, plen);
 		if (memcmp(net6, addr6, 16) != 0) {
-			snprintf(err, errlen, "route prefix %s has bits set beyond its length", canon);
+			snprintf(err, errlen, "route prefix %s has bits set beyond its length",
+				 canon);
 			return INVALID;
 		}
 		return OK;
@@ -313,8 +320,7 @@ static Esgw__Status route_del(const Esgw__Request *req, Esgw__Response *resp, ch
 	return NOT_FOUND;
 }
 
-static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			   size_t errlen)
+static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
 {
 	const Esgw__Sa *sa = req->sa_add;
 	const struct esp_alg_info *info;
@@ -374,8 +380,7 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 	return OK;
 }
 
-static Esgw__Status sa_del(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			   size_t errlen)
+static Esgw__Status sa_del(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
 {
 	uint32_t id = req->sa_del->id;
 	Esgw__Tunnel *t = state_tunnel_out(id);
@@ -486,8 +491,9 @@ static Esgw__Status tunnel_del(const Esgw__Request *req, Esgw__Response *resp, c
 	}
 	for (size_t r = 0; r < ctld.config->n_routes; r++) {
 		if (strcmp(ctld.config->routes[r]->tunnel, name) == 0) {
-			snprintf(err, errlen, "tunnel %s is used by route %s: delete the route first",
-				 name, ctld.config->routes[r]->prefix);
+			snprintf(err, errlen,
+				 "tunnel %s is used by route %s: delete the route first", name,
+				 ctld.config->routes[r]->prefix);
 			return INVALID;
 		}
 	}
@@ -523,8 +529,9 @@ static Esgw__Status tunnel_set(const Esgw__Request *req, Esgw__Response *resp, c
 	}
 	if ((t->local[0] && strcmp(t->local, cur->local) != 0) ||
 	    (t->remote[0] && strcmp(t->remote, cur->remote) != 0)) {
-		snprintf(err, errlen, "tunnel set changes SAs only: delete and add the tunnel to "
-				      "change its endpoints");
+		snprintf(err, errlen,
+			 "tunnel set changes SAs only: delete and add the tunnel to "
+			 "change its endpoints");
 		return INVALID;
 	}
 	if (!set_out && t->n_sa_in == 0) {
@@ -563,8 +570,7 @@ static Esgw__Status tunnel_set(const Esgw__Request *req, Esgw__Response *resp, c
 	return OK;
 }
 
-static Esgw__Status show(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			 size_t errlen)
+static Esgw__Status show(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
 {
 	Esgw__ShowReply *reply;
 	Esgw__ShowRequest__What what = req->show->what;

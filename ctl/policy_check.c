@@ -10,8 +10,8 @@
 static int check_range(const char *what, uint32_t lo, uint32_t hi, char *err, size_t errlen)
 {
 	if (lo > hi || hi > 65535) {
-		snprintf(err, errlen, "%s %u-%u is not a port range LO-HI within 0..65535", what, lo,
-			 hi);
+		snprintf(err, errlen, "%s %u-%u is not a port range LO-HI within 0..65535", what,
+			 lo, hi);
 		return -1;
 	}
 	return 0;
@@ -54,7 +54,8 @@ int esgw_check_policy(const Esgw__Policy *p, char *err, size_t errlen)
 		return -1;
 	}
 	if (protect && (p->tunnel[0] == '\0' || p->sa_out == 0)) {
-		snprintf(err, errlen, "policy %s: protect needs tunnel NAME and sa-out ID", p->name);
+		snprintf(err, errlen, "policy %s: protect needs tunnel NAME and sa-out ID",
+			 p->name);
 		return -1;
 	}
 	if (protect && esgw_check_name(p->tunnel, "tunnel name", err, errlen) < 0)

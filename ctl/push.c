@@ -298,7 +298,7 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 	d->spi = sa->spi;
 	/* An SA used both ways is sent as outbound (it needs local/remote for
 	 * encapsulation); decapsulation finds it by slot either way. */
-	d->direction = out ? ESGW__DIRECTION__DIRECTION_OUTBOUND
+	d->direction = out  ? ESGW__DIRECTION__DIRECTION_OUTBOUND
 		       : in ? ESGW__DIRECTION__DIRECTION_INBOUND
 			    : ESGW__DIRECTION__DIRECTION_UNSPECIFIED;
 	d->algorithm = sa->algorithm;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 struct reported {
-	uint32_t id;  /* the SA the bits below belong to; a new SA in the slot resets */
+	uint32_t id; /* the SA the bits below belong to; a new SA in the slot resets */
 	bool soft, hard, seq_exhausted;
 };
 

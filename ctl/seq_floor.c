@@ -29,7 +29,8 @@ void seq_floor_observe(const Esgw__DpStats *st)
 		const Esgw__DpSaStats *s = st->sas[i];
 		Esgw__Sa *sa = state_sa(s->id);
 
-		if (sa == NULL || s->seq_out == 0 || s->seq_out + SEQ_RESERVE / 2 <= sa->seq_out_floor)
+		if (sa == NULL || s->seq_out == 0 ||
+		    s->seq_out + SEQ_RESERVE / 2 <= sa->seq_out_floor)
 			continue;
 		sa->seq_out_floor = s->seq_out + SEQ_RESERVE;
 		raised = true;

@@ -110,8 +110,9 @@ static int serve_frame(struct client *c, const uint8_t *msg, size_t len)
 	int rc;
 
 	if (!c->allowed)
-		return reply_error(c, ESGW__STATUS__STATUS_PERMISSION_DENIED,
-				   "permission denied: esgw-ctld serves root and group " ADMIN_GROUP);
+		return reply_error(
+			c, ESGW__STATUS__STATUS_PERMISSION_DENIED,
+			"permission denied: esgw-ctld serves root and group " ADMIN_GROUP);
 	req = esgw__request__unpack(NULL, len, msg);
 	if (req == NULL)
 		return reply_error(c, ESGW__STATUS__STATUS_MALFORMED,
@@ -180,7 +181,8 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	while ((fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		if (nclients >= MAX_CLIENTS || (c = calloc(1, sizeof(*c))) == NULL) {
-			ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "too many control clients: refusing one");
+			ESGW_LOG_RATELIMITED(ESGW_LOG_WARN,
+					     "too many control clients: refusing one");
 			close(fd);
 			continue;
 		}

@@ -106,8 +106,8 @@ static void worker_drops(int worker, uint64_t drops[ESGW_DROP_MAX])
 		return;
 	for (size_t k = 0; k < st->n_sas; k++)
 		for (int d = 0; d < ESGW_DROP_MAX; d++)
-			from_sas[d] +=
-				counter_value(st->sas[k]->drops, st->sas[k]->n_drops, esgw_drop_name(d));
+			from_sas[d] += counter_value(st->sas[k]->drops, st->sas[k]->n_drops,
+						     esgw_drop_name(d));
 	for (int d = 0; d < ESGW_DROP_MAX; d++) {
 		drops[d] = counter_value(st->counters, st->n_counters, esgw_drop_name(d));
 		if (from_sas[d] > drops[d])
@@ -228,9 +228,10 @@ static void show_workers(Esgw__ShowReply *reply)
 				counter_value(st->counters, st->n_counters, "packets_decrypted");
 			info->bytes = counter_value(st->counters, st->n_counters, "bytes");
 			if (info->bytes == 0)
-				info->bytes =
-					counter_value(st->counters, st->n_counters, "bytes_encrypted") +
-					counter_value(st->counters, st->n_counters, "bytes_decrypted");
+				info->bytes = counter_value(st->counters, st->n_counters,
+							    "bytes_encrypted") +
+					      counter_value(st->counters, st->n_counters,
+							    "bytes_decrypted");
 		}
 		worker_drops((int)w, drops);
 		info->drops = drop_counters(drops, &info->n_drops);

@@ -74,8 +74,9 @@ int esgw_check_name(const char *name, const char *what, char *err, size_t errlen
 	/* Names appear in CLI tables and JSON: keep them to printable, space-free text. */
 	for (const char *p = name; *p; p++) {
 		if (*p <= ' ' || *p > '~' || *p == '"' || *p == '\\' || *p == ',') {
-			snprintf(err, errlen, "%s '%s' has a character other than letters, digits "
-					      "and punctuation",
+			snprintf(err, errlen,
+				 "%s '%s' has a character other than letters, digits "
+				 "and punctuation",
 				 what, name);
 			return -1;
 		}
@@ -89,7 +90,8 @@ int esgw_check_address(const char *s, const char *what, char *err, size_t errlen
 	uint8_t addr6[16];
 
 	if (esgw_parse_ipv4(s, &addr) < 0 && esgw_parse_ipv6(s, addr6) < 0) {
-		snprintf(err, errlen, "%s '%.64s' is not an IPv4 or IPv6 address", what, s ? s : "");
+		snprintf(err, errlen, "%s '%.64s' is not an IPv4 or IPv6 address", what,
+			 s ? s : "");
 		return -1;
 	}
 	return 0;
@@ -136,11 +138,12 @@ int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
 		}
 		if (!((key == info->key_len && salt == info->salt_len) ||
 		      (key == (size_t)info->key_len + info->salt_len && salt == 0))) {
-			snprintf(err, errlen,
-				 "%s needs a %u-byte crypto-key and a %u-byte salt, or a "
-				 "%u-byte crypto-key (key and salt); got %zu-byte key, %zu-byte salt",
-				 info->name, info->key_len, info->salt_len,
-				 info->key_len + info->salt_len, key, salt);
+			snprintf(
+				err, errlen,
+				"%s needs a %u-byte crypto-key and a %u-byte salt, or a "
+				"%u-byte crypto-key (key and salt); got %zu-byte key, %zu-byte salt",
+				info->name, info->key_len, info->salt_len,
+				info->key_len + info->salt_len, key, salt);
 			return -1;
 		}
 	} else if (key != info->key_len || integ != info->integ_key_len || salt != 0) {

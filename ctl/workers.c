@@ -168,7 +168,8 @@ static Esgw__Status move_sa(Esgw__Sa *sa, int to, char *err, size_t errlen)
 		ESGW_INFO("SA %u handed over from worker %d to %d", sa->id, from, to);
 	} else {
 		ESGW_WARN("SA %u: worker %d %s: worker %d adopts it", sa->id, from,
-			  done < 0 ? "went away during the hand-over" : "did not hand it over in time",
+			  done < 0 ? "went away during the hand-over"
+				   : "did not hand it over in time",
 			  to);
 		handover_force(sa, to, src, pid);
 	}

@@ -18,7 +18,7 @@
 #define ARP_HOLD_MAX 4     /* packets queued per unresolved next hop */
 #define ARP_REQUESTS_MAX 3 /* unanswered requests before giving up */
 #define ARP_REACHABLE_S 300
-#define ARP_REFRESH_S 240  /* re-ask when an entry this old is used */
+#define ARP_REFRESH_S 240 /* re-ask when an entry this old is used */
 #define ARP_FRAME_LEN (ETHER_HEADER_LEN + ARP_MESSAGE_LEN)
 
 enum arp_state { ARP_FREE = 0, ARP_INCOMPLETE, ARP_REACHABLE };
@@ -215,7 +215,8 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 	/* RFC 826 merge: refresh what we know; add the sender only when it is
 	 * talking to us, so a LAN's broadcast chatter does not fill the cache. A
 	 * sender of 0.0.0.0 (a probe) or a multicast MAC teaches nothing. */
-	if (msg.sender_ip != 0 && !(msg.sender_mac[0] & 1) && !is_port_address(port, msg.sender_ip)) {
+	if (msg.sender_ip != 0 && !(msg.sender_mac[0] & 1) &&
+	    !is_port_address(port, msg.sender_ip)) {
 		e = entry_find(&r->arp, in_port, msg.sender_ip);
 		if (e == NULL && for_us)
 			e = entry_create(&r->arp, in_port, msg.sender_ip);
@@ -232,9 +233,8 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		return;
 	}
 	/* Answer in place: the request's buffer becomes the reply. */
-	reply = (struct arp_message){.op = ARP_OP_REPLY,
-				     .sender_ip = msg.target_ip,
-				     .target_ip = msg.sender_ip};
+	reply = (struct arp_message){
+		.op = ARP_OP_REPLY, .sender_ip = msg.target_ip, .target_ip = msg.sender_ip};
 	memcpy(reply.sender_mac, port->mac.addr_bytes, 6);
 	memcpy(reply.target_mac, msg.sender_mac, 6);
 	arp_write(payload, &reply);

@@ -14,10 +14,10 @@
 #include "log.h"
 #include "router.h"
 
-#define FAIL(...)                                                                  \
-	do {                                                                       \
-		snprintf(err, errlen, __VA_ARGS__);                                \
-		goto fail;                                                         \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                                \
+		goto fail;                                                                         \
 	} while (0)
 
 static uint32_t spi_hash(uint32_t spi)
@@ -156,8 +156,10 @@ static size_t interface_routes(const struct router_tables *t, struct fib_route *
 		const struct router_port *port = &t->ports[p];
 
 		for (uint32_t a = 0; port->present && a < port->nb_addrs; a++) {
-			out[n++] = (struct fib_route){
-				.prefix = port->addrs[a].addr, .len = 32, .kind = FIB_LOCAL, .port = p};
+			out[n++] = (struct fib_route){.prefix = port->addrs[a].addr,
+						      .len = 32,
+						      .kind = FIB_LOCAL,
+						      .port = p};
 			if (port->addrs[a].len < 32)
 				out[n++] = (struct fib_route){.prefix = port->addrs[a].addr,
 							      .len = port->addrs[a].len,
@@ -242,8 +244,7 @@ fail:
 	return -1;
 }
 
-static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
-		       size_t errlen)
+static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	size_t nb_in = 0, size = 16;
 
@@ -292,7 +293,8 @@ static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char 
 			if (!tun->outer_resolved)
 				ESGW_WARN("tunnel %s: no route over a port to remote %s", tc->name,
 					  tc->remote);
-		} else if (outer != NULL && (outer->kind == FIB_CONNECTED || outer->kind == FIB_VIA)) {
+		} else if (outer != NULL &&
+			   (outer->kind == FIB_CONNECTED || outer->kind == FIB_VIA)) {
 			tun->outer_resolved = 1;
 			tun->outer_port = outer->port;
 			tun->outer_nexthop = outer->kind == FIB_VIA ? outer->gateway : tun->remote;
@@ -357,14 +359,14 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	}
 	natt_ports_build(t, cfg);
 	punt_ring_lookup(r); /* rxtx may have created it since */
-	router_flush(r); /* batches hold ring pointers of the old tables */
+	router_flush(r);     /* batches hold ring pointers of the old tables */
 	/* After the flush: the markers go behind every packet already sent. */
 	router_handover_begin(r, r->tables, t);
 	arp_cache_prune(r, t);
 	nd_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;
-	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels", (unsigned long)cfg->generation,
-		  t->fib.nb_routes, t->nb_tunnels);
+	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels",
+		  (unsigned long)cfg->generation, t->fib.nb_routes, t->nb_tunnels);
 	return 0;
 }

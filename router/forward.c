@@ -36,8 +36,7 @@ static void deliver_local(struct router *r, struct rte_mbuf *m)
 	}
 }
 
-static void send_to_port(struct router *r, struct rte_mbuf *m, uint16_t port_id,
-			 uint32_t nexthop)
+static void send_to_port(struct router *r, struct rte_mbuf *m, uint16_t port_id, uint32_t nexthop)
 {
 	const struct router_port *port = &r->tables->ports[port_id];
 	struct rte_ether_addr mac;
@@ -123,8 +122,8 @@ static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	uint16_t total_len;
 	uint32_t dst;
 
-	if (ipv4_check(ip, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &total_len,
-		       &reason) < 0) {
+	if (ipv4_check(ip, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &total_len, &reason) <
+	    0) {
 		router_drop(r, m, reason);
 		return;
 	}

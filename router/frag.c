@@ -65,7 +65,8 @@ void tunnel_output(struct router *r, struct rte_mbuf *m, const struct router_tun
 	if (rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4 == 6) {
 		/* IPv6 links carry at least 1280 bytes (RFC 8200 5); a WAN whose
 		 * MTU leaves less inside the tunnel is misconfigured. */
-		icmp6_send_error(r, m, ICMP6_PACKET_TOO_BIG, 0, mtu < IPV6_MIN_MTU ? IPV6_MIN_MTU : mtu);
+		icmp6_send_error(r, m, ICMP6_PACKET_TOO_BIG, 0,
+				 mtu < IPV6_MIN_MTU ? IPV6_MIN_MTU : mtu);
 		router_drop(r, m, ESGW_DROP_TOO_BIG);
 		return;
 	}

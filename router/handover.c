@@ -80,8 +80,8 @@ void router_handover_begin(struct router *r, const struct router_tables *old,
 			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
 			continue;
 		}
-		r->handovers[r->nb_handovers++] =
-			(struct router_handover){.slot = slot, .from = before[slot], .to = after[slot]};
+		r->handovers[r->nb_handovers++] = (struct router_handover){
+			.slot = slot, .from = before[slot], .to = after[slot]};
 		ESGW_INFO("SA slot %u: worker %u -> %u", slot, before[slot], after[slot]);
 	}
 	router_handover_retry(r);

@@ -67,8 +67,8 @@ void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type
 	icmp_send_error_rest(r, orig, type, code, 0);
 }
 
-void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t type,
-			  uint8_t code, uint32_t rest)
+void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+			  uint32_t rest)
 {
 	const uint8_t *ip = rte_pktmbuf_mtod(orig, const uint8_t *);
 	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;

@@ -62,8 +62,9 @@ void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)
 		/* Reply in place: the pseudo-header sum does not change when the
 		 * addresses swap, so only the type changes the checksum. */
 		icmp[0] = ICMP6_ECHO_REPLY;
-		write_be16(icmp + 2, checksum_adjust(read_be16(icmp + 2), ICMP6_ECHO_REQUEST << 8 | icmp[1],
-						     ICMP6_ECHO_REPLY << 8 | icmp[1]));
+		write_be16(icmp + 2,
+			   checksum_adjust(read_be16(icmp + 2), ICMP6_ECHO_REQUEST << 8 | icmp[1],
+					   ICMP6_ECHO_REPLY << 8 | icmp[1]));
 		memcpy(tmp, ip + 8, 16);
 		memcpy(ip + 8, ip + 24, 16);
 		memcpy(ip + 24, tmp, 16);

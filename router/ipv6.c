@@ -12,10 +12,10 @@
 #include "headers.h"
 #include "router.h"
 
-#define FAIL(...)                                                                  \
-	do {                                                                       \
-		snprintf(err, errlen, __VA_ARGS__);                                \
-		goto fail;                                                         \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                                \
+		goto fail;                                                                         \
 	} while (0)
 
 int router_ipv6_init(struct router *r)
@@ -64,12 +64,12 @@ static int add_addresses(struct router_tables *t, const Esgw__DpConfig *cfg,
 				FAIL("interface %s: bad address %s", ifc->name, ifc->addresses[a]);
 			memcpy(port->addrs6[port->nb_addrs6].addr, addr, 16);
 			port->addrs6[port->nb_addrs6++].len = len;
-			routes[*n] = (struct fib6_route){.len = 128, .kind = FIB_LOCAL,
-							 .port = (uint16_t)p};
+			routes[*n] = (struct fib6_route){
+				.len = 128, .kind = FIB_LOCAL, .port = (uint16_t)p};
 			memcpy(routes[(*n)++].prefix, addr, 16);
 			if (len < 128) {
-				routes[*n] = (struct fib6_route){.len = len, .kind = FIB_CONNECTED,
-								 .port = (uint16_t)p};
+				routes[*n] = (struct fib6_route){
+					.len = len, .kind = FIB_CONNECTED, .port = (uint16_t)p};
 				memcpy(routes[(*n)++].prefix, addr, 16);
 			}
 		}
@@ -79,8 +79,7 @@ fail:
 	return -1;
 }
 
-int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
-		      size_t errlen)
+int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	size_t n = 0, max = cfg->n_routes + 2 * ESGW_MAX_PORTS * ROUTER_MAX_ADDRS;
 	struct fib6_route *routes = calloc(max, sizeof(*routes));
@@ -369,7 +368,7 @@ static void deliver_local6(struct router *r, struct rte_mbuf *m, int to_multicas
 		else
 			udp6_input_local(r, m);
 		break;
-	default: /* TCP (SSH to the gateway) and the rest: the host's stack */
+	default:                  /* TCP (SSH to the gateway) and the rest: the host's stack */
 		if (to_multicast) /* the host must not answer a link's multicast for us */
 			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
 		else

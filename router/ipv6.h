@@ -30,8 +30,7 @@ int router_ipv6_init(struct router *r);
 /* From a pushed configuration: IPv6 interface addresses into t->ports and
  * t->fib6 from them and from the IPv6 routes. After the ports, before the
  * tunnels. 0, or -1 with err. */
-int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
-		      size_t errlen);
+int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
 /* An IPv6 packet without L2 (from a port, l2_multicast as in forward.c, or
  * decrypted): validate, deliver locally or forward with hop limit decremented. */
 void ipv6_input(struct router *r, struct rte_mbuf *m, int l2_multicast);
@@ -71,8 +70,8 @@ void nd_prune(struct router *r, const struct router_tables *t);
 int icmp_rate_allows(struct router *r);
 /* icmp_send_error with the second word of the ICMP header set to rest
  * (type 3 code 4: the next-hop MTU in its low 16 bits, RFC 1191). */
-void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t type,
-			  uint8_t code, uint32_t rest);
+void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+			  uint32_t rest);
 
 /* icmp6.c */
 /* ICMPv6 to a gateway address or to ff02::1 / a solicited-node group. */

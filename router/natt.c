@@ -11,8 +11,8 @@
 #define NATT_DEFAULT_PORT 4500 /* RFC 3948 */
 #define IKE_PORT 500
 #define UDP_HEADER_LEN 8
-#define NATT_KEEPALIVE_BYTE 0xff  /* RFC 3948 2.3: a one-byte payload */
-#define NON_ESP_MARKER_LEN 4      /* RFC 3948 2.2: four zero bytes where the SPI would be */
+#define NATT_KEEPALIVE_BYTE 0xff /* RFC 3948 2.3: a one-byte payload */
+#define NON_ESP_MARKER_LEN 4     /* RFC 3948 2.2: four zero bytes where the SPI would be */
 
 uint16_t natt_local_port(const Esgw__DpSa *sa)
 {

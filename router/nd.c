@@ -20,7 +20,7 @@
 #define ND_SOLICITS_MAX 3 /* RFC 4861 10: MAX_MULTICAST_SOLICIT */
 #define ND_REACHABLE_S 300
 #define ND_REFRESH_S 240
-#define ND_HOP_LIMIT 255 /* ND messages must arrive with 255: never routed */
+#define ND_HOP_LIMIT 255  /* ND messages must arrive with 255: never routed */
 #define ND_MESSAGE_LEN 24 /* type .. target address */
 #define ND_OPTION_SOURCE_LL 1
 #define ND_OPTION_TARGET_LL 2
@@ -110,7 +110,7 @@ static void send_nd(struct router *r, uint16_t port_id, uint8_t type, uint8_t fl
 		return;
 	}
 	eth = (struct rte_ether_hdr *)rte_pktmbuf_append(m, ETHER_HEADER_LEN + IPV6_HEADER_LEN +
-								   icmp_len);
+								    icmp_len);
 	if (eth == NULL) {
 		rte_pktmbuf_free(m);
 		return;
@@ -267,10 +267,9 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
-	ll = find_ll_option(icmp + ND_MESSAGE_LEN, len - ND_MESSAGE_LEN,
-			    icmp[0] == ND_NEIGHBOR_SOLICIT ? ND_OPTION_SOURCE_LL
-							   : ND_OPTION_TARGET_LL,
-			    &bad);
+	ll = find_ll_option(
+		icmp + ND_MESSAGE_LEN, len - ND_MESSAGE_LEN,
+		icmp[0] == ND_NEIGHBOR_SOLICIT ? ND_OPTION_SOURCE_LL : ND_OPTION_TARGET_LL, &bad);
 	if (bad || (src_unspecified && ll != NULL)) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
@@ -309,12 +308,14 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 			if (ll != NULL)
 				memcpy(l2.addr_bytes, ll, 6);
 			else /* the frame's source: the Ethernet header is still in front */
-				memcpy(l2.addr_bytes, (const uint8_t *)ip - ETHER_HEADER_LEN + 6, 6);
+				memcpy(l2.addr_bytes, (const uint8_t *)ip - ETHER_HEADER_LEN + 6,
+				       6);
 		}
 		rte_pktmbuf_free(m);
 		r->ctr.nd_advertisements_sent++;
 		send_nd(r, in_port, ND_NEIGHBOR_ADVERT,
-			ND_FLAG_ROUTER | ND_FLAG_OVERRIDE | (src_unspecified ? 0 : ND_FLAG_SOLICITED),
+			ND_FLAG_ROUTER | ND_FLAG_OVERRIDE |
+				(src_unspecified ? 0 : ND_FLAG_SOLICITED),
 			tgt, dst, tgt, &l2);
 	}
 }

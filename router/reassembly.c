@@ -35,7 +35,7 @@ struct fragment_key {
 
 struct fragment {
 	struct fragment_key key;
-	uint32_t header_len; /* bytes before the payload in the fragment */
+	uint32_t header_len;  /* bytes before the payload in the fragment */
 	uint32_t offset, len; /* of the payload in the datagram */
 	int more;
 };
@@ -161,8 +161,8 @@ static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datag
 /* Hold fragment f (in m); the whole datagram when f completed it. */
 static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const struct fragment *f)
 {
-	uint32_t max_payload = rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM -
-			       f->header_len;
+	uint32_t max_payload =
+		rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM - f->header_len;
 	struct reassembly_datagram *d;
 	struct rte_mbuf *whole;
 

@@ -16,7 +16,7 @@
 #include "fib.h"
 #include "fib6.h"
 
-#define ROUTER_MAX_ADDRS 16    /* addresses per interface */
+#define ROUTER_MAX_ADDRS 16 /* addresses per interface */
 #define ROUTER_BATCH (2 * ESGW_BURST)
 #define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 
@@ -62,7 +62,7 @@ struct router_sa_in {
 	uint32_t spi;
 	uint32_t slot;
 	uint32_t worker;
-	uint32_t remote; /* outer source the SA's tunnel expects */
+	uint32_t remote;     /* outer source the SA's tunnel expects */
 	uint8_t remote_ipv6; /* an IPv6 tunnel: remote6 instead of remote */
 	uint8_t remote6[16];
 	uint16_t udp_port; /* RFC 3948: our UDP port it arrives on; 0: plain ESP */
@@ -81,29 +81,29 @@ struct router_tables {
 	struct router_tunnel *tunnels;
 	uint32_t nb_tunnels;
 	struct router_sa_in *sa_in;
-	uint32_t sa_in_mask; /* table size - 1, a power of two minus one */
+	uint32_t sa_in_mask;   /* table size - 1, a power of two minus one */
 	struct spd_table *spd; /* NULL: no policies (spd.c) */
 	/* Local ports of UDP-encapsulated SAs, 4500 always among them (natt.c). */
 	uint16_t natt_ports[ROUTER_NATT_PORTS_MAX];
 	uint32_t nb_natt_ports;
 };
 
-#define FOREACH_ROUTER_COUNTER(X)                                                 \
-	X(rx_packets)                                                              \
-	X(tx_packets)                                                              \
-	X(to_crypto)                                                               \
-	X(from_crypto)                                                             \
-	X(arp_requests_sent)                                                       \
-	X(arp_replies_sent)                                                        \
-	X(icmp_echo_replies)                                                       \
-	X(icmp_errors_sent)                                                        \
-	X(nd_solicitations_sent)                                                   \
-	X(nd_advertisements_sent)                                                  \
-	X(icmp6_echo_replies)                                                      \
-	X(icmp6_errors_sent)                                                       \
-	X(fragments_sent)                                                          \
-	X(datagrams_reassembled)                                                   \
-	X(natt_keepalive)                                                          \
+#define FOREACH_ROUTER_COUNTER(X)                                                                  \
+	X(rx_packets)                                                                              \
+	X(tx_packets)                                                                              \
+	X(to_crypto)                                                                               \
+	X(from_crypto)                                                                             \
+	X(arp_requests_sent)                                                                       \
+	X(arp_replies_sent)                                                                        \
+	X(icmp_echo_replies)                                                                       \
+	X(icmp_errors_sent)                                                                        \
+	X(nd_solicitations_sent)                                                                   \
+	X(nd_advertisements_sent)                                                                  \
+	X(icmp6_echo_replies)                                                                      \
+	X(icmp6_errors_sent)                                                                       \
+	X(fragments_sent)                                                                          \
+	X(datagrams_reassembled)                                                                   \
+	X(natt_keepalive)                                                                          \
 	X(punted)
 
 struct router_counters {

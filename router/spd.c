@@ -19,10 +19,10 @@
 #include "router.h"
 #include "spd.h"
 
-#define FAIL(...)                                                                  \
-	do {                                                                       \
-		snprintf(err, errlen, __VA_ARGS__);                                \
-		goto fail;                                                         \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                                \
+		goto fail;                                                                         \
 	} while (0)
 
 void spd_free(struct spd_table *spd)
@@ -150,8 +150,8 @@ static int lists_sa(const Esgw__Policy *pc, uint32_t id)
 
 /* For every inbound SA of a tunnel with protect policies, the list of those
  * its decrypted packets must match. */
-static int build_inbound(struct spd_table *spd, const struct ranked *rk,
-			 const Esgw__DpConfig *cfg, char *err, size_t errlen)
+static int build_inbound(struct spd_table *spd, const struct ranked *rk, const Esgw__DpConfig *cfg,
+			 char *err, size_t errlen)
 {
 	size_t cap = 0, used = 0;
 

@@ -15,10 +15,10 @@ enum spd_action { SPD_PROTECT = 1, SPD_BYPASS = 2, SPD_DISCARD = 3 };
 
 struct spd_policy {
 	struct esgw_selector sel;
-	uint8_t action;    /* enum spd_action */
-	uint8_t usable;    /* protect: SA installed and tunnel known */
-	uint32_t tunnel;   /* protect: index into router_tables.tunnels */
-	uint32_t sa_slot;  /* protect, usable: the outbound SA */
+	uint8_t action;   /* enum spd_action */
+	uint8_t usable;   /* protect: SA installed and tunnel known */
+	uint32_t tunnel;  /* protect: index into router_tables.tunnels */
+	uint32_t sa_slot; /* protect, usable: the outbound SA */
 	uint32_t worker;
 	uint32_t priority;
 };
@@ -32,7 +32,7 @@ struct spd_inbound {
 struct spd_table {
 	struct spd_policy *policies; /* sorted: priority, then configuration order */
 	uint32_t nb_policies;
-	uint32_t *index;             /* policy indices of the inbound checks */
+	uint32_t *index;                    /* policy indices of the inbound checks */
 	struct spd_inbound in[ESGW_MAX_SA]; /* by SA runtime slot */
 };
 

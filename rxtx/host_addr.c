@@ -100,12 +100,14 @@ static int addrs_get(int fd, int ifindex, int family, struct host_addr *out, int
 			    ifa->ifa_family != family)
 				continue;
 			/* IPv4 names the address IFA_LOCAL, IPv6 only IFA_ADDRESS. */
-			for (struct rtattr *a = IFA_RTA(ifa); RTA_OK(a, alen); a = RTA_NEXT(a, alen))
+			for (struct rtattr *a = IFA_RTA(ifa); RTA_OK(a, alen);
+			     a = RTA_NEXT(a, alen))
 				if (a->rta_type == (family == AF_INET ? IFA_LOCAL : IFA_ADDRESS) &&
 				    count < max) {
 					memset(&out[count], 0, sizeof(out[count]));
 					out[count].family = (uint8_t)family;
-					memcpy(out[count].addr, RTA_DATA(a), family == AF_INET ? 4 : 16);
+					memcpy(out[count].addr, RTA_DATA(a),
+					       family == AF_INET ? 4 : 16);
 					out[count++].len = ifa->ifa_prefixlen;
 				}
 		}

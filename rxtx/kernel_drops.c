@@ -43,8 +43,8 @@ void rxtx_kernel_drops_find(struct rxtx *rx)
 		socklen_t sll_len = sizeof(sll);
 
 		if (fd <= 2 || fd == dirfd(dir) ||
-		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 || domain != AF_PACKET ||
-		    getsockname(fd, (struct sockaddr *)&sll, &sll_len) != 0)
+		    getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len) != 0 ||
+		    domain != AF_PACKET || getsockname(fd, (struct sockaddr *)&sll, &sll_len) != 0)
 			continue;
 		port = port_of_ifindex(rx, sll.sll_ifindex);
 		if (port < 0 || rx->kdrop_nfd[port] >= RXTX_KDROP_FDS)
@@ -54,8 +54,8 @@ void rxtx_kernel_drops_find(struct rxtx *rx)
 	closedir(dir);
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rx->kdrop_nfd[rx->ports[i]])
-			ESGW_INFO("port %u: counting kernel ring drops on %u socket(s)", rx->ports[i],
-				  rx->kdrop_nfd[rx->ports[i]]);
+			ESGW_INFO("port %u: counting kernel ring drops on %u socket(s)",
+				  rx->ports[i], rx->kdrop_nfd[rx->ports[i]]);
 }
 
 void rxtx_kernel_drops_poll(struct rxtx *rx)
@@ -65,7 +65,8 @@ void rxtx_kernel_drops_poll(struct rxtx *rx)
 			struct tpacket_stats st;
 			socklen_t len = sizeof(st);
 
-			if (getsockopt(rx->kdrop_fd[p][k], SOL_PACKET, PACKET_STATISTICS, &st, &len) == 0)
+			if (getsockopt(rx->kdrop_fd[p][k], SOL_PACKET, PACKET_STATISTICS, &st,
+				       &len) == 0)
 				rx->kernel_drops[p] += st.tp_drops;
 		}
 	}

@@ -20,8 +20,8 @@
  * af_packet's kernel ring (devarg framecnt=) buffers it meanwhile. */
 #define RXTX_DEEP_IDLE_TIMEOUT_US 5000
 #define RXTX_DEEP_IDLE_AFTER 100
-#define RXTX_IDLE_SPINS 64  /* empty rounds before sleeping */
-#define RXTX_CTL_EVERY 64   /* busy rounds between control socket polls */
+#define RXTX_IDLE_SPINS 64 /* empty rounds before sleeping */
+#define RXTX_CTL_EVERY 64  /* busy rounds between control socket polls */
 
 /* One RX burst from every port. Returns the number of frames received. */
 static unsigned int rx_round(struct rxtx *rx)
@@ -100,7 +100,8 @@ static unsigned int tx_round(struct rxtx *rx)
 
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
-		unsigned int n = rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
+		unsigned int n =
+			rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
 
 		if (n == 0)
 			continue;
@@ -135,8 +136,8 @@ void rxtx_loop(struct rxtx *rx)
 		uint64_t begin = rte_rdtsc();
 		/* Punts, and the host's frames from the TAPs: always right after
 		 * a sleep, otherwise every TAP_POLL_US (punt.c). */
-		unsigned int n = rx_round(rx) + tx_round(rx) +
-				 rxtx_punt_round(rx, idle >= RXTX_IDLE_SPINS);
+		unsigned int n =
+			rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, idle >= RXTX_IDLE_SPINS);
 
 		esgw_stage_round(&rx->dp.cycles, begin, n);
 		if (n) {

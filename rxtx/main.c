@@ -13,8 +13,12 @@
 int main(int argc, char **argv)
 {
 	static struct rxtx rx = {
-		.dp = {.role = "rxtx", .worker = -1, .listen_fd = -1, .conn_fd = -1,
-		       .on_config = rxtx_on_config, .on_stats = rxtx_on_stats},
+		.dp = {.role = "rxtx",
+		       .worker = -1,
+		       .listen_fd = -1,
+		       .conn_fd = -1,
+		       .on_config = rxtx_on_config,
+		       .on_stats = rxtx_on_stats},
 	};
 	int n;
 

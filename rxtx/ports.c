@@ -52,8 +52,9 @@ static void explain_probe_failure(const struct rte_devargs *da)
 		ESGW_ERR("port %s: iface %s not found (in this network namespace)", da->name,
 			 iface);
 	else
-		ESGW_ERR("port %s: device probe failed (devargs \"%s\"), see the EAL messages above",
-			 da->name, da->args ? da->args : "");
+		ESGW_ERR(
+			"port %s: device probe failed (devargs \"%s\"), see the EAL messages above",
+			da->name, da->args ? da->args : "");
 }
 
 int rxtx_ports_find(struct rxtx *rx)
@@ -62,7 +63,8 @@ int rxtx_ports_find(struct rxtx *rx)
 	uint16_t port;
 	int missing = 0;
 
-	RTE_EAL_DEVARGS_FOREACH(NULL, da) {
+	RTE_EAL_DEVARGS_FOREACH(NULL, da)
+	{
 		if (rte_eth_dev_get_port_by_name(da->name, &port) != 0) {
 			explain_probe_failure(da);
 			missing++;
@@ -72,7 +74,8 @@ int rxtx_ports_find(struct rxtx *rx)
 		return -1;
 
 	rx->nb_ports = 0;
-	RTE_ETH_FOREACH_DEV(port) {
+	RTE_ETH_FOREACH_DEV(port)
+	{
 		char name[RTE_ETH_NAME_MAX_LEN];
 
 		/* Port ids index the TX rings and the shared tables. */

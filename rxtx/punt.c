@@ -46,8 +46,7 @@ static void tap_name(char *buf, size_t len, const char *ifc_name, uint16_t port)
 		snprintf(buf, len, TAP_PREFIX "p%u", port);
 }
 
-static int sysctl_set(const char *family, const char *ifname, const char *key,
-		      const char *value)
+static int sysctl_set(const char *family, const char *ifname, const char *key, const char *value)
 {
 	char path[160];
 	FILE *f;
@@ -74,8 +73,8 @@ static int sysctl_set(const char *family, const char *ifname, const char *key,
  * Everything is set before IPv6 is enabled and before the link comes up. */
 static void tap_quiet_ipv6(const char *ifname)
 {
-	static const char *const keys[] = {"addr_gen_mode", "accept_dad", "dad_transmits",
-					   "router_solicitations", "accept_ra", "autoconf"};
+	static const char *const keys[] = {"addr_gen_mode",        "accept_dad", "dad_transmits",
+					   "router_solicitations", "accept_ra",  "autoconf"};
 	static const char *const values[] = {"1\n", "0\n", "0\n", "0\n", "0\n", "0\n"};
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -113,14 +112,16 @@ static void port_quiet_kernel(uint16_t port)
 	if (all == 2 || sysctl_set("ipv4", ifname, "rp_filter", "1\n") < 0 ||
 	    sysctl_set("ipv4", ifname, "arp_ignore", "8\n") < 0)
 		ESGW_WARN("punt: cannot keep the kernel's stack off %s (rp_filter, arp_ignore): "
-			  "it may answer packets for the gateway twice", ifname);
+			  "it may answer packets for the gateway twice",
+			  ifname);
 	/* IPv6 has no reverse-path filter, and Linux takes a packet for any of
 	 * its addresses on any interface: IPv6 goes off on this interface
 	 * altogether (AF_PACKET still sees every frame), else the kernel would
 	 * answer pings and TCP to the gateway's IPv6 addresses a second time. */
 	if (sysctl_set("ipv6", ifname, "disable_ipv6", "1\n") < 0)
 		ESGW_WARN("punt: cannot disable the kernel's IPv6 on %s: it may answer packets "
-			  "for the gateway's IPv6 addresses twice", ifname);
+			  "for the gateway's IPv6 addresses twice",
+			  ifname);
 }
 
 static int tap_create(struct rxtx *rx, uint16_t port, const char *ifc_name)
@@ -140,8 +141,8 @@ static int tap_create(struct rxtx *rx, uint16_t port, const char *ifc_name)
 			 ifname, port, rc ? rte_strerror(-rc) : "no port");
 		return -1;
 	}
-	tap_quiet_ipv6(ifname);   /* before the link comes up */
-	port_quiet_kernel(port);  /* before the TAP gets the gateway's addresses */
+	tap_quiet_ipv6(ifname);  /* before the link comes up */
+	port_quiet_kernel(port); /* before the TAP gets the gateway's addresses */
 	if (rxtx_port_start(rx, tap, vdev, false) < 0) {
 		rte_eth_dev_close(tap);
 		rte_vdev_uninit(vdev);
@@ -170,8 +171,7 @@ int rxtx_punt_configure(struct rxtx *rx, const Esgw__DpConfig *cfg)
 			continue;
 		}
 		ifindex = if_nametoindex(rx->tap_name[port]);
-		if (ifindex == 0 ||
-		    rxtx_host_addr_sync(rx->tap_name[port], (int)ifindex, ifc) < 0)
+		if (ifindex == 0 || rxtx_host_addr_sync(rx->tap_name[port], (int)ifindex, ifc) < 0)
 			rc = -1;
 	}
 	return rc;

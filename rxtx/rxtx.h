@@ -18,10 +18,10 @@ struct rxtx {
 	const struct rte_memzone *shared_mz;
 	struct rte_ring *router_in;
 	struct rte_ring *crypto[ESGW_MAX_WORKERS];
-	struct rte_ring *tx[ESGW_MAX_PORTS]; /* from the router, indexed by port id */
+	struct rte_ring *tx[ESGW_MAX_PORTS];          /* from the router, indexed by port id */
 	struct rte_ring *worker_tx[ESGW_MAX_WORKERS]; /* from crypto worker N, any port */
 	struct rte_ring *decrypted[ESGW_MAX_WORKERS]; /* worker N -> router; created here */
-	uint16_t ports[ESGW_MAX_PORTS];      /* port ids, nb_ports of them */
+	uint16_t ports[ESGW_MAX_PORTS];               /* port ids, nb_ports of them */
 	uint16_t nb_ports;
 	uint16_t nb_started; /* ports[0..nb_started-1] are started */
 	/* Written only by the data thread, read by on_stats on the same thread. */

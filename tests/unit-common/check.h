@@ -9,15 +9,15 @@
 static int check_failures;
 static int check_count;
 
-#define CHECK(cond, ...)                                                           \
-	do {                                                                           \
-		check_count++;                                                             \
-		if (!(cond)) {                                                             \
-			check_failures++;                                                      \
-			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond); \
-			fprintf(stderr, __VA_ARGS__);                                          \
-			fputc('\n', stderr);                                                   \
-		}                                                                          \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		check_count++;                                                                     \
+		if (!(cond)) {                                                                     \
+			check_failures++;                                                          \
+			fprintf(stderr, "%s:%d: CHECK(%s) failed: ", __FILE__, __LINE__, #cond);   \
+			fprintf(stderr, __VA_ARGS__);                                              \
+			fputc('\n', stderr);                                                       \
+		}                                                                                  \
 	} while (0)
 
 static inline int check_report(const char *name)

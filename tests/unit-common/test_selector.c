@@ -13,8 +13,8 @@
 #define MASK32 0xffffffffu
 
 /* A 24-byte IPv4 header + 4 bytes of ports. */
-static size_t make_packet(uint8_t *p, uint32_t src, uint32_t dst, uint8_t proto,
-			  uint16_t frag_word, uint16_t sport, uint16_t dport)
+static size_t make_packet(uint8_t *p, uint32_t src, uint32_t dst, uint8_t proto, uint16_t frag_word,
+			  uint16_t sport, uint16_t dport)
 {
 	memset(p, 0, 28);
 	p[0] = 0x45;
@@ -34,13 +34,13 @@ static size_t make_packet(uint8_t *p, uint32_t src, uint32_t dst, uint8_t proto,
 
 int main(void)
 {
-	static const struct esgw_selector lan_to_lan = {NET(192, 168, 1, 0), MASK24, NET(192, 168, 2, 0),
-						 MASK24, 0, ANY_PORTS, ANY_PORTS};
-	static const struct esgw_selector tcp_only = {NET(192, 168, 1, 0), MASK24, NET(192, 168, 2, 0),
-					       MASK24, 6, ANY_PORTS, ANY_PORTS};
+	static const struct esgw_selector lan_to_lan = {
+		NET(192, 168, 1, 0), MASK24, NET(192, 168, 2, 0), MASK24, 0, ANY_PORTS, ANY_PORTS};
+	static const struct esgw_selector tcp_only = {
+		NET(192, 168, 1, 0), MASK24, NET(192, 168, 2, 0), MASK24, 6, ANY_PORTS, ANY_PORTS};
 	static const struct esgw_selector web = {0, 0, 0, 0, 6, ANY_PORTS, 80, 443};
-	static const struct esgw_selector host_dns = {NET(10, 0, 0, 1), MASK32, 0, 0, 17, 1024, 65535,
-					       53, 53};
+	static const struct esgw_selector host_dns = {
+		NET(10, 0, 0, 1), MASK32, 0, 0, 17, 1024, 65535, 53, 53};
 	static const struct {
 		const struct esgw_selector *sel;
 		uint32_t src, dst;
@@ -75,18 +75,18 @@ int main(void)
 		int rc;
 		uint16_t lo, hi;
 	} ranges[] = {
-		{"80", 0, 80, 80},      {"0-65535", 0, 0, 65535}, {"1024-2048", 0, 1024, 2048},
-		{"65536", -1, 0, 0},    {"2048-1024", -1, 0, 0},  {"-5", -1, 0, 0},
-		{"5-", -1, 0, 0},       {"a-b", -1, 0, 0},        {"", -1, 0, 0},
-		{"1-2-3", -1, 0, 0},    {"80 ", -1, 0, 0},
+		{"80", 0, 80, 80},   {"0-65535", 0, 0, 65535}, {"1024-2048", 0, 1024, 2048},
+		{"65536", -1, 0, 0}, {"2048-1024", -1, 0, 0},  {"-5", -1, 0, 0},
+		{"5-", -1, 0, 0},    {"a-b", -1, 0, 0},        {"", -1, 0, 0},
+		{"1-2-3", -1, 0, 0}, {"80 ", -1, 0, 0},
 	};
 	static const struct {
 		const char *in;
 		int rc;
 		uint8_t proto;
 	} protos[] = {
-		{"tcp", 0, 6}, {"udp", 0, 17}, {"icmp", 0, 1}, {"any", 0, 0}, {"47", 0, 47},
-		{"256", -1, 0}, {"TCP", -1, 0}, {"", -1, 0}, {"-1", -1, 0},
+		{"tcp", 0, 6},  {"udp", 0, 17}, {"icmp", 0, 1}, {"any", 0, 0}, {"47", 0, 47},
+		{"256", -1, 0}, {"TCP", -1, 0}, {"", -1, 0},    {"-1", -1, 0},
 	};
 	uint8_t pkt[28];
 	struct esgw_flow flow;

@@ -13,10 +13,17 @@
 #define NONE 0xffff /* expected: no route */
 
 static const struct fib_route table[] = {
-	{.prefix = IP(0, 0, 0, 0), .len = 0, .kind = FIB_VIA, .port = 7, .gateway = IP(192, 0, 2, 1)},
+	{.prefix = IP(0, 0, 0, 0),
+	 .len = 0,
+	 .kind = FIB_VIA,
+	 .port = 7,
+	 .gateway = IP(192, 0, 2, 1)},
 	{.prefix = IP(10, 0, 0, 0), .len = 8, .kind = FIB_VIA, .port = 1},
 	{.prefix = IP(10, 1, 0, 0), .len = 16, .kind = FIB_TUNNEL, .port = 2, .tunnel = 2},
-	{.prefix = IP(10, 1, 2, 77), .len = 24, .kind = FIB_CONNECTED, .port = 3}, /* host bits set */
+	{.prefix = IP(10, 1, 2, 77),
+	 .len = 24,
+	 .kind = FIB_CONNECTED,
+	 .port = 3}, /* host bits set */
 	{.prefix = IP(10, 1, 2, 1), .len = 32, .kind = FIB_LOCAL, .port = 3},
 	{.prefix = IP(128, 0, 0, 0), .len = 1, .kind = FIB_VIA, .port = 4},
 	{.prefix = IP(255, 255, 255, 255), .len = 32, .kind = FIB_VIA, .port = 5},
@@ -30,24 +37,16 @@ static const struct {
 	uint32_t dst;
 	uint16_t port; /* we encode the expected route by its port */
 } lookups[] = {
-	{IP(10, 1, 2, 1), 3},       /* /32 beats /24 */
-	{IP(10, 1, 2, 2), 3},       /* /24 */
-	{IP(10, 1, 2, 255), 3},
-	{IP(10, 1, 1, 255), 2},     /* just below the /24: the /16 */
-	{IP(10, 1, 3, 0), 2},       /* just above */
-	{IP(10, 2, 0, 0), 1},       /* /8 */
-	{IP(10, 255, 255, 255), 1},
-	{IP(11, 0, 0, 0), 7},       /* default */
-	{IP(9, 255, 255, 255), 7},
-	{IP(0, 0, 0, 0), 7},
-	{IP(128, 0, 0, 0), 4},      /* /1 */
-	{IP(200, 1, 2, 3), 4},
-	{IP(255, 255, 255, 254), 4},
-	{IP(255, 255, 255, 255), 5},
-	{IP(127, 255, 255, 255), 7},
-	{IP(172, 16, 0, 1), 6},     /* duplicate prefix: connected */
-	{IP(172, 31, 255, 255), 6},
-	{IP(172, 32, 0, 0), 4},
+	{IP(10, 1, 2, 1), 3},                                /* /32 beats /24 */
+	{IP(10, 1, 2, 2), 3},                                /* /24 */
+	{IP(10, 1, 2, 255), 3},      {IP(10, 1, 1, 255), 2}, /* just below the /24: the /16 */
+	{IP(10, 1, 3, 0), 2},                                /* just above */
+	{IP(10, 2, 0, 0), 1},                                /* /8 */
+	{IP(10, 255, 255, 255), 1},  {IP(11, 0, 0, 0), 7},   /* default */
+	{IP(9, 255, 255, 255), 7},   {IP(0, 0, 0, 0), 7},         {IP(128, 0, 0, 0), 4}, /* /1 */
+	{IP(200, 1, 2, 3), 4},       {IP(255, 255, 255, 254), 4}, {IP(255, 255, 255, 255), 5},
+	{IP(127, 255, 255, 255), 7}, {IP(172, 16, 0, 1), 6}, /* duplicate prefix: connected */
+	{IP(172, 31, 255, 255), 6},  {IP(172, 32, 0, 0), 4},
 };
 
 static void test_fib(void)
@@ -67,8 +66,9 @@ static void test_fib(void)
 		const struct fib_route *a = fib_lookup(&fib, lookups[i].dst);
 		const struct fib_route *b = fib_lookup(&reversed, lookups[i].dst);
 
-		CHECK(a != NULL && a->port == lookups[i].port, "lookup #%zu: %08x -> port %d, want %u",
-		      i, lookups[i].dst, a ? a->port : -1, lookups[i].port);
+		CHECK(a != NULL && a->port == lookups[i].port,
+		      "lookup #%zu: %08x -> port %d, want %u", i, lookups[i].dst, a ? a->port : -1,
+		      lookups[i].port);
 		CHECK(b != NULL && a != NULL && memcmp(a, b, sizeof(*a)) == 0,
 		      "lookup #%zu differs with the reversed input", i);
 	}
@@ -110,7 +110,8 @@ static void test_ipv4_check(void)
 	} cases[] = {
 		{"valid", -1, 0, 60, 60, 0, 1, 0, 60},
 		{"ethernet padding after the packet", -1, 0, 60, 80, 0, 1, 0, 60},
-		{"truncated: shorter than total length", -1, 0, 59, 59, 0, 0, ESGW_DROP_MALFORMED, 0},
+		{"truncated: shorter than total length", -1, 0, 59, 59, 0, 0, ESGW_DROP_MALFORMED,
+		 0},
 		{"shorter than a header", -1, 0, 19, 19, 0, 0, ESGW_DROP_MALFORMED, 0},
 		{"version 6", 0, 0x65, 60, 60, 1, 0, ESGW_DROP_MALFORMED, 0},
 		{"header length 16", 0, 0x44, 60, 60, 1, 0, ESGW_DROP_MALFORMED, 0},
@@ -172,7 +173,8 @@ static void test_ttl_checksum(void)
 		for (unsigned int id = 0; id < 65536; id += 251) {
 			make_ipv4(pkt, 20, (uint8_t)ttl, (uint16_t)id);
 			ipv4_decrement_ttl(pkt);
-			if (pkt[8] != ttl - 1 || ipv4_check(pkt, 20, 20, &total_len, &reason) != 0 ||
+			if (pkt[8] != ttl - 1 ||
+			    ipv4_check(pkt, 20, 20, &total_len, &reason) != 0 ||
 			    read_be16(pkt + 10) == 0xffff)
 				bad++;
 		}
@@ -195,11 +197,11 @@ static void test_ttl_checksum(void)
 static void test_arp(void)
 {
 	static const uint8_t request[ARP_MESSAGE_LEN] = {
-		0x00, 0x01, 0x08, 0x00, 6, 4, 0x00, 0x01,  /* Ethernet, IPv4, request */
-		0x02, 0x00, 0x00, 0x00, 0x00, 0x01,        /* sender MAC */
-		10, 0, 0, 2,                               /* sender IP */
-		0, 0, 0, 0, 0, 0,                          /* target MAC */
-		10, 0, 0, 1,                               /* target IP */
+		0x00, 0x01, 0x08, 0x00, 6,    4,    0x00, 0x01, /* Ethernet, IPv4, request */
+		0x02, 0x00, 0x00, 0x00, 0x00, 0x01,             /* sender MAC */
+		10,   0,    0,    2,                            /* sender IP */
+		0,    0,    0,    0,    0,    0,                /* target MAC */
+		10,   0,    0,    1,                            /* target IP */
 	};
 	static const struct {
 		const char *what;
@@ -247,10 +249,10 @@ static void test_small_parsers(void)
 		uint32_t addr;
 		int martian, mcast_bcast;
 	} addrs[] = {
-		{IP(10, 0, 0, 1), 0, 0},       {IP(0, 0, 0, 0), 1, 0},
-		{IP(0, 1, 2, 3), 1, 0},        {IP(127, 0, 0, 1), 1, 0},
-		{IP(224, 0, 0, 1), 1, 1},      {IP(239, 255, 255, 255), 1, 1},
-		{IP(240, 0, 0, 1), 1, 0},      {IP(255, 255, 255, 255), 1, 1},
+		{IP(10, 0, 0, 1), 0, 0},        {IP(0, 0, 0, 0), 1, 0},
+		{IP(0, 1, 2, 3), 1, 0},         {IP(127, 0, 0, 1), 1, 0},
+		{IP(224, 0, 0, 1), 1, 1},       {IP(239, 255, 255, 255), 1, 1},
+		{IP(240, 0, 0, 1), 1, 0},       {IP(255, 255, 255, 255), 1, 1},
 		{IP(223, 255, 255, 255), 0, 0}, {IP(1, 0, 0, 0), 0, 0},
 	};
 	uint32_t spi = 0;

@@ -5,7 +5,6 @@
  * and bursts larger than one job-manager chunk. */
 #include "test_common.h"
 
-
 static IMB_MGR *mgr;
 
 static struct test_sa *new_sa(int alg, uint32_t window)
@@ -53,7 +52,7 @@ static void test_icv(int alg)
 	/* Flip one bit in each ICV byte, in the ciphertext, the IV and the seq. */
 	for (unsigned int i = 24; i < p.buf.len; i++) {
 		if (i >= iv_end && i < icv_at && i != iv_end && i != icv_at - 1)
-			continue; /* first and last ciphertext bytes stand for the rest */
+			continue;      /* first and last ciphertext bytes stand for the rest */
 		p.buf.data[i] ^= 0x02; /* not 0x01: that turns seq 1 into 0, a replay */
 		r = decap_copy(t, &p);
 		CHECK(r == ESGW_DROP_AUTH_FAILED, "%s: flipped byte %u: %s", esp_alg_name(alg), i,
@@ -260,15 +259,19 @@ static void test_key_validation(void)
 		size_t crypto, integ, salt;
 		bool ok;
 	} cases[] = {
-		{ESP_ALG_AES_GCM_128, 16, 0, 4, true},  {ESP_ALG_AES_GCM_128, 20, 0, 0, true},
-		{ESP_ALG_AES_GCM_128, 16, 0, 0, false}, {ESP_ALG_AES_GCM_128, 20, 0, 4, false},
-		{ESP_ALG_AES_GCM_128, 32, 0, 4, false}, {ESP_ALG_AES_GCM_128, 16, 20, 4, false},
+		{ESP_ALG_AES_GCM_128, 16, 0, 4, true},
+		{ESP_ALG_AES_GCM_128, 20, 0, 0, true},
+		{ESP_ALG_AES_GCM_128, 16, 0, 0, false},
+		{ESP_ALG_AES_GCM_128, 20, 0, 4, false},
+		{ESP_ALG_AES_GCM_128, 32, 0, 4, false},
+		{ESP_ALG_AES_GCM_128, 16, 20, 4, false},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 16, 20, 0, true},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 16, 16, 0, false},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 20, 20, 0, false},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 16, 0, 0, false},
 		{ESP_ALG_AES_CBC_128_HMAC_SHA1_96, 16, 20, 4, false},
-		{ESP_ALG_AES_GCM_256, 32, 0, 4, true},  {ESP_ALG_AES_GCM_256, 36, 0, 0, true},
+		{ESP_ALG_AES_GCM_256, 32, 0, 4, true},
+		{ESP_ALG_AES_GCM_256, 36, 0, 0, true},
 		{ESP_ALG_AES_GCM_256, 16, 0, 4, false},
 		{ESP_ALG_CHACHA20_POLY1305, 32, 0, 4, true},
 		{ESP_ALG_CHACHA20_POLY1305, 36, 0, 0, true},
@@ -284,38 +287,51 @@ static void test_key_validation(void)
 		{ESP_ALG_NULL_HMAC_SHA1_96, 16, 20, 0, false},
 		{ESP_ALG_NULL_HMAC_SHA256_128, 0, 32, 0, true},
 		{ESP_ALG_NULL_HMAC_SHA512_256, 0, 64, 4, false},
-		{13, 16, 20, 0, false}, {0, 16, 0, 4, false},
+		{13, 16, 20, 0, false},
+		{0, 16, 0, 4, false},
 	};
 	char err[128];
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct esp_sa_params p = {
-			.spi = 0x4000, .alg = (enum esp_alg)cases[i].alg, .rt = rt,
-			.crypto_key = key20, .crypto_key_len = cases[i].crypto,
-			.integ_key = key20, .integ_key_len = cases[i].integ,
-			.salt = salt, .salt_len = cases[i].salt,
+			.spi = 0x4000,
+			.alg = (enum esp_alg)cases[i].alg,
+			.rt = rt,
+			.crypto_key = key20,
+			.crypto_key_len = cases[i].crypto,
+			.integ_key = key20,
+			.integ_key_len = cases[i].integ,
+			.salt = salt,
+			.salt_len = cases[i].salt,
 		};
 		int rc;
 
 		err[0] = '\0';
 		rc = esp_sa_init(mgr, sa, &p, err, sizeof(err));
 		CHECK((rc == 0) == cases[i].ok, "case %zu (%s %zu/%zu/%zu): rc %d: %s", i,
-		      esp_alg_name(cases[i].alg), cases[i].crypto, cases[i].integ, cases[i].salt, rc,
-		      err);
+		      esp_alg_name(cases[i].alg), cases[i].crypto, cases[i].integ, cases[i].salt,
+		      rc, err);
 		if (!cases[i].ok)
 			CHECK(err[0] != '\0', "case %zu: no error message", i);
 	}
 	{
-		struct esp_sa_params p = {.spi = 0, .alg = ESP_ALG_AES_GCM_128, .rt = rt,
-					  .crypto_key = key20, .crypto_key_len = 20};
+		struct esp_sa_params p = {.spi = 0,
+					  .alg = ESP_ALG_AES_GCM_128,
+					  .rt = rt,
+					  .crypto_key = key20,
+					  .crypto_key_len = 20};
 
 		CHECK(esp_sa_init(mgr, sa, &p, err, sizeof(err)) < 0, "SPI 0 accepted");
 	}
 	/* Wiping leaves no byte of any key schedule behind. */
 	{
-		struct esp_sa_params p = {.spi = 0x4000, .alg = ESP_ALG_AES_CBC_128_HMAC_SHA1_96,
-					  .rt = rt, .crypto_key = key20, .crypto_key_len = 16,
-					  .integ_key = key20, .integ_key_len = 20};
+		struct esp_sa_params p = {.spi = 0x4000,
+					  .alg = ESP_ALG_AES_CBC_128_HMAC_SHA1_96,
+					  .rt = rt,
+					  .crypto_key = key20,
+					  .crypto_key_len = 16,
+					  .integ_key = key20,
+					  .integ_key_len = 20};
 		const uint8_t *bytes = (const uint8_t *)sa;
 		size_t nonzero = 0;
 
@@ -336,8 +352,11 @@ static void test_gcm_key_forms(void)
 	struct esgw_sa_runtime *rt = calloc(1, sizeof(*rt));
 	struct esp_sa *b = esp_sa_alloc();
 	uint8_t key_salt[20];
-	struct esp_sa_params p = {.spi = a->sa->spi, .alg = ESP_ALG_AES_GCM_128, .rt = rt,
-				  .crypto_key = key_salt, .crypto_key_len = 20};
+	struct esp_sa_params p = {.spi = a->sa->spi,
+				  .alg = ESP_ALG_AES_GCM_128,
+				  .rt = rt,
+				  .crypto_key = key_salt,
+				  .crypto_key_len = 20};
 	static struct test_pkt p1, p2;
 	uint8_t inner[64];
 	char err[128];

@@ -58,7 +58,8 @@ static void test_esn_wrap(int alg)
 	CHECK(tx->rt.seq_out == (1ull << 32) + 1, "%s: seq_out %#lx", name,
 	      (unsigned long)tx->rt.seq_out);
 	CHECK(esp_get_be32(p[1].buf.data + 24) == UINT32_MAX &&
-		      esp_get_be32(p[2].buf.data + 24) == 0 && esp_get_be32(p[3].buf.data + 24) == 1,
+		      esp_get_be32(p[2].buf.data + 24) == 0 &&
+		      esp_get_be32(p[3].buf.data + 24) == 1,
 	      "%s: low halves on the wire", name);
 	CHECK(decap_n(rx, p, 4) == 4, "%s: ESN decap across 2^32 in one burst: %s", name,
 	      esgw_drop_name(p[0].buf.drop));
@@ -118,8 +119,7 @@ static void test_byte_and_time_limits(void)
 	uint32_t now = esp_clock_seconds();
 
 	t->sa->hard.bytes = 250; /* 100-byte packets: the third starts at 200 < 250 */
-	CHECK(encap_n(t, p, 4, 100) == 3, "byte limit: %lu bytes",
-	      (unsigned long)t->rt.ctr.bytes);
+	CHECK(encap_n(t, p, 4, 100) == 3, "byte limit: %lu bytes", (unsigned long)t->rt.ctr.bytes);
 	test_sa_free(t);
 
 	t = test_sa_new(mgr, ESP_ALG_AES_GCM_256, 0x5004, 64, false);

@@ -4,7 +4,6 @@
  * aligned payload, outer header, and the round trip through decap. */
 #include "test_common.h"
 
-
 static void check_length(IMB_MGR *mgr, struct test_sa *t, uint16_t len)
 {
 	struct esp_sa *sa = t->sa;
@@ -19,7 +18,8 @@ static void check_length(IMB_MGR *mgr, struct test_sa *t, uint16_t len)
 		test_inner_ipv4(inner, len, (uint8_t)len);
 	test_pkt_set(&p, inner, len);
 	if (len < 20) {
-		CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 0 && p.buf.drop == ESGW_DROP_MALFORMED,
+		CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 0 &&
+			      p.buf.drop == ESGW_DROP_MALFORMED,
 		      "%s len %u: short inner packet not dropped as malformed", alg, len);
 		return;
 	}

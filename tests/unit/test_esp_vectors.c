@@ -5,7 +5,6 @@
  * for byte (same seq, IV and IP id). */
 #include "test_common.h"
 
-
 static struct test_sa *vector_sa(IMB_MGR *mgr, const struct esp_vector *v)
 {
 	struct test_sa *t = test_sa_new(mgr, v->alg, v->spi, 64, v->esn);
@@ -41,11 +40,12 @@ static void test_decap(IMB_MGR *mgr, const struct esp_vector *v)
 	test_pkt_set(&p, v->packet, v->packet_len);
 	passed = esp_decap_burst(mgr, &t->sa, &p.buf, 1);
 	if (v->drop < 0) {
-		CHECK(passed == 1, "%s: decap dropped it (%s)", v->name, esgw_drop_name(p.buf.drop));
+		CHECK(passed == 1, "%s: decap dropped it (%s)", v->name,
+		      esgw_drop_name(p.buf.drop));
 		CHECK(p.buf.len == v->inner_len && memcmp(p.buf.data, v->inner, v->inner_len) == 0,
 		      "%s: decap gave %u bytes, not the inner packet", v->name, p.buf.len);
-		CHECK(t->rt.replay.top == (v->seq > v->top ? v->seq : v->top),
-		      "%s: window top %lx", v->name, (unsigned long)t->rt.replay.top);
+		CHECK(t->rt.replay.top == (v->seq > v->top ? v->seq : v->top), "%s: window top %lx",
+		      v->name, (unsigned long)t->rt.replay.top);
 		CHECK(!replay_check(&t->rt.replay, v->seq), "%s: seq %lx not recorded", v->name,
 		      (unsigned long)v->seq);
 		CHECK(t->rt.ctr.packets == 1 && t->rt.ctr.bytes == v->inner_len,
@@ -64,7 +64,8 @@ static void test_decap(IMB_MGR *mgr, const struct esp_vector *v)
 			CHECK(t->rt.replay.top == v->top, "%s: forged packet moved the window",
 			      v->name);
 		else
-			CHECK(t->rt.replay.top == v->seq, "%s: authentic packet not recorded", v->name);
+			CHECK(t->rt.replay.top == v->seq, "%s: authentic packet not recorded",
+			      v->name);
 	}
 	test_sa_free(t);
 }

@@ -16,62 +16,46 @@ struct step {
 	int line;
 };
 
-#define T(seq, accept) {(seq), (accept), __LINE__}
+#define T(seq, accept)                                                                             \
+	{                                                                                          \
+		(seq), (accept), __LINE__                                                          \
+	}
 
 static const struct step window_64[] = {
-	T(0, false),  /* sequence numbers start at 1 */
-	T(1, true),   /* first packet */
-	T(1, false),  /* duplicate */
-	T(3, true),
-	T(2, true),   /* out of order inside the window */
-	T(2, false),
-	T(66, true),  /* slide: window is now 3..66 */
-	T(2, false),  /* too old: 66 - 2 = 64 = window size */
-	T(3, false),  /* oldest inside the window, already seen */
-	T(4, true),   /* oldest unseen inside the window */
-	T(65, true),
-	T(65, false),
-	T(64, true),
-	T(130, true), /* window 67..130 */
-	T(66, false), /* just fell out */
-	T(67, true),
-	T(67, false),
-	T(129, true),
-	T(131, true),
-	T(1000000, true), /* big jump clears everything */
-	T(130, false),
-	T(999936, false), /* 1000000 - 64 */
-	T(999937, true),  /* 1000000 - 63 */
-	T(999999, true),
-	T(1000000, false),
+	T(0, false),                       /* sequence numbers start at 1 */
+	T(1, true),                        /* first packet */
+	T(1, false),                       /* duplicate */
+	T(3, true),           T(2, true),  /* out of order inside the window */
+	T(2, false),          T(66, true), /* slide: window is now 3..66 */
+	T(2, false),                       /* too old: 66 - 2 = 64 = window size */
+	T(3, false),                       /* oldest inside the window, already seen */
+	T(4, true),                        /* oldest unseen inside the window */
+	T(65, true),          T(65, false),
+	T(64, true),          T(130, true), /* window 67..130 */
+	T(66, false),                       /* just fell out */
+	T(67, true),          T(67, false),
+	T(129, true),         T(131, true),
+	T(1000000, true),                       /* big jump clears everything */
+	T(130, false),        T(999936, false), /* 1000000 - 64 */
+	T(999937, true),                        /* 1000000 - 63 */
+	T(999999, true),      T(1000000, false),
 	T(0xfffffffe, true), /* top of the 32-bit space */
-	T(0xffffffff, true),
-	T(0xffffffff, false),
-	T(0xfffffffe, false),
-	T(0xffffffc0, true), /* 0xffffffff - 63 */
+	T(0xffffffff, true),  T(0xffffffff, false),
+	T(0xfffffffe, false), T(0xffffffc0, true), /* 0xffffffff - 63 */
 	T(0xffffffbf, false),
 };
 
 static const struct step window_4096[] = {
-	T(0, false),
-	T(1, true),
-	T(4096, true),  /* window 1..4096 */
-	T(1, false),    /* still inside, seen */
-	T(2, true),     /* still inside, unseen */
-	T(4097, true),  /* window 2..4097 */
-	T(1, false),    /* too old */
-	T(2, false),
-	T(3, true),
-	T(2048, true),
-	T(2048, false),
+	T(0, false),    T(1, true),      T(4096, true), /* window 1..4096 */
+	T(1, false),                                    /* still inside, seen */
+	T(2, true),                                     /* still inside, unseen */
+	T(4097, true),                                  /* window 2..4097 */
+	T(1, false),                                    /* too old */
+	T(2, false),    T(3, true),      T(2048, true),          T(2048, false),
 	T(8193, true),  /* window 4098..8193 */
 	T(4097, false), /* 8193 - 4097 = 4096: too old */
-	T(4098, true),
-	T(100000, true),
-	T(100000 - 4095, true),
-	T(100000 - 4096, false),
-	T(99999, true),
-	T(99999, false),
+	T(4098, true),  T(100000, true), T(100000 - 4095, true), T(100000 - 4096, false),
+	T(99999, true), T(99999, false),
 };
 
 static void run_table(const char *name, uint32_t size, const struct step *steps, size_t n)
@@ -112,8 +96,8 @@ static void test_sizes(void)
 {
 	static const struct {
 		uint32_t asked, got;
-	} sizes[] = {{0, 64}, {1, 64}, {64, 64}, {65, 128}, {100, 128}, {1024, 1024},
-		     {4095, 4096}, {4096, 4096}, {5000, 4096}, {UINT32_MAX, 4096}};
+	} sizes[] = {{0, 64},      {1, 64},      {64, 64},     {65, 128},    {100, 128},
+		     {1024, 1024}, {4095, 4096}, {4096, 4096}, {5000, 4096}, {UINT32_MAX, 4096}};
 	struct replay_window w;
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
@@ -155,8 +139,8 @@ static void test_random_walk(uint32_t size, unsigned int seed)
 		want = seq != 0 && !seen[seq] && (seq > top || top - seq < size);
 		got = replay_check(&w, seq);
 		if (got != want && disagreements++ < 5)
-			CHECK(got == want, "size %u step %d: seq %lu top %lu: %d, reference %d", size,
-			      i, (unsigned long)seq, (unsigned long)top, got, want);
+			CHECK(got == want, "size %u step %d: seq %lu top %lu: %d, reference %d",
+			      size, i, (unsigned long)seq, (unsigned long)top, got, want);
 		if (want) {
 			replay_update(&w, seq);
 			seen[seq] = 1;
@@ -178,32 +162,33 @@ struct esn_case {
 	int line;
 };
 
-#define E(top, size, lo, want) {(top), (size), (lo), (want), __LINE__}
+#define E(top, size, lo, want)                                                                     \
+	{                                                                                          \
+		(top), (size), (lo), (want), __LINE__                                              \
+	}
 #define G (1ull << 32)
 
 static const struct esn_case esn_cases[] = {
 	/* case A: window 0xffffffc0..0xffffffff inside subspace 0 */
-	E(G - 1, 64, 0xffffffffu, G - 1),  /* the top itself (a replay, but hi 0) */
-	E(G - 1, 64, 0xffffffc0u, G - 64), /* bottom of the window */
+	E(G - 1, 64, 0xffffffffu, G - 1),      /* the top itself (a replay, but hi 0) */
+	E(G - 1, 64, 0xffffffc0u, G - 64),     /* bottom of the window */
 	E(G - 1, 64, 0xffffffbfu, 2 * G - 65), /* below the window: next subspace */
-	E(G - 1, 64, 0, G),                /* the wrap: 2^32 */
+	E(G - 1, 64, 0, G),                    /* the wrap: 2^32 */
 	E(G - 1, 64, 5, G + 5),
-	E(G, 64, 0, G),                    /* case B from here: window spans 0xffffffc1..2^32 */
-	E(G + 5, 64, 0xfffffffdu, G - 3),  /* late packet from before the wrap */
-	E(G + 5, 64, 0xffffffc6u, G - 58), /* bottom of the spanning window */
+	E(G, 64, 0, G),                        /* case B from here: window spans 0xffffffc1..2^32 */
+	E(G + 5, 64, 0xfffffffdu, G - 3),      /* late packet from before the wrap */
+	E(G + 5, 64, 0xffffffc6u, G - 58),     /* bottom of the spanning window */
 	E(G + 5, 64, 0xffffffc5u, 2 * G - 59), /* below it: taken as far ahead (RFC A2.2) */
-	E(G + 5, 64, 6, G + 6),            /* ahead in subspace 1 */
+	E(G + 5, 64, 6, G + 6),                /* ahead in subspace 1 */
 	E(G + 5, 64, 0x80000000u, G + 0x80000000u),
-	E(G + 62, 64, 0xffffffffu, G - 1), /* 64 - 1 = 63 > 62: still spanning */
+	E(G + 62, 64, 0xffffffffu, G - 1),     /* 64 - 1 = 63 > 62: still spanning */
 	E(G + 63, 64, 0xffffffffu, 2 * G - 1), /* window 2^32..2^32+63: case A, next subspace */
 	E(G + 63, 64, 0, G),
 	E(5 * G + 100, 4096, 0xfffff100u, 5 * G - 0xf00), /* 4096 window spanning */
 	E(5 * G + 100, 4096, 200, 5 * G + 200),
 	/* no subspace below 0: a far-ahead low half stays in subspace 0 */
-	E(0, 64, 0xfffffff0u, 0xfffffff0u),
-	E(10, 64, 0xfffffff0u, 0xfffffff0u),
-	E(10, 64, 3, 3),
-	E(1000, 64, 3, G + 3),             /* case A: below the window means the next one */
+	E(0, 64, 0xfffffff0u, 0xfffffff0u), E(10, 64, 0xfffffff0u, 0xfffffff0u), E(10, 64, 3, 3),
+	E(1000, 64, 3, G + 3), /* case A: below the window means the next one */
 };
 
 static void test_esn_infer(void)
