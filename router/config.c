@@ -73,7 +73,7 @@ void router_tables_free(struct router_tables *t)
 	free(t);
 }
 
-static int port_by_name(const struct router_tables *t, const char *name)
+int router_port_by_name(const struct router_tables *t, const char *name)
 {
 	for (int p = 0; p < ESGW_MAX_PORTS; p++)
 		if (t->ports[p].present && strcmp(t->ports[p].name, name) == 0)
@@ -89,7 +89,7 @@ static const Esgw__DpSa *sa_by_id(const Esgw__DpConfig *cfg, uint32_t id)
 	return NULL;
 }
 
-static int tunnel_by_name(const Esgw__DpConfig *cfg, const char *name)
+int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->n_tunnels; i++)
 		if (strcmp(cfg->tunnels[i]->name, name) == 0)
@@ -170,6 +170,38 @@ static size_t interface_routes(const struct router_tables *t, struct fib_route *
 	return n;
 }
 
+int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg,
+			const Esgw__Route *rc, int connected_port, uint8_t *kind, uint32_t *tunnel,
+			uint16_t *port, char *err, size_t errlen)
+{
+	if (rc->tunnel[0] != '\0') {
+		int tun = router_tunnel_by_name(cfg, rc->tunnel);
+
+		if (tun < 0)
+			FAIL("route %s: unknown tunnel %s", rc->prefix, rc->tunnel);
+		*kind = FIB_TUNNEL;
+		*tunnel = (uint32_t)tun;
+	} else if (rc->via[0] != '\0') {
+		int p = connected_port;
+
+		*kind = FIB_VIA;
+		if (rc->interface[0] != '\0') {
+			p = router_port_by_name(t, rc->interface);
+			if (p < 0)
+				FAIL("route %s: unknown interface %s", rc->prefix, rc->interface);
+		} else if (p < 0) {
+			FAIL("route %s: next hop %s is not on a connected subnet", rc->prefix,
+			     rc->via);
+		}
+		*port = (uint16_t)p;
+	} else {
+		FAIL("route %s: neither a next hop nor a tunnel", rc->prefix);
+	}
+	return 0;
+fail:
+	return -1;
+}
+
 static int build_fib(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct fib connected = {0};
@@ -185,41 +217,22 @@ static int build_fib(struct router_tables *t, const Esgw__DpConfig *cfg, char *e
 	for (size_t i = 0; i < cfg->n_routes; i++) {
 		const Esgw__Route *rc = cfg->routes[i];
 		struct fib_route *rt = &routes[n];
+		const struct fib_route *on_link = NULL;
 
 		if (esgw_is_ipv6_text(rc->prefix))
 			continue; /* ipv6_tables_build */
 		if (esgw_parse_prefix(rc->prefix, &rt->prefix, &rt->len) < 0)
 			FAIL("route %s: bad prefix", rc->prefix);
-		if (rc->tunnel[0] != '\0') {
-			int tun = tunnel_by_name(cfg, rc->tunnel);
-
-			if (tun < 0)
-				FAIL("route %s: unknown tunnel %s", rc->prefix, rc->tunnel);
-			rt->kind = FIB_TUNNEL;
-			rt->tunnel = (uint32_t)tun;
-		} else if (rc->via[0] != '\0') {
-			const struct fib_route *on_link;
-
-			rt->kind = FIB_VIA;
+		if (rc->tunnel[0] == '\0' && rc->via[0] != '\0') {
 			if (esgw_parse_ipv4(rc->via, &rt->gateway) < 0)
 				FAIL("route %s: bad next hop %s", rc->prefix, rc->via);
-			if (rc->interface[0] != '\0') {
-				int p = port_by_name(t, rc->interface);
-
-				if (p < 0)
-					FAIL("route %s: unknown interface %s", rc->prefix,
-					     rc->interface);
-				rt->port = (uint16_t)p;
-			} else {
-				on_link = fib_lookup(&connected, rt->gateway);
-				if (on_link == NULL || on_link->kind != FIB_CONNECTED)
-					FAIL("route %s: next hop %s is not on a connected subnet",
-					     rc->prefix, rc->via);
-				rt->port = on_link->port;
-			}
-		} else {
-			FAIL("route %s: neither a next hop nor a tunnel", rc->prefix);
+			on_link = fib_lookup(&connected, rt->gateway);
 		}
+		if (router_route_target(t, cfg, rc,
+					on_link && on_link->kind == FIB_CONNECTED ? on_link->port
+										  : -1,
+					&rt->kind, &rt->tunnel, &rt->port, err, errlen) < 0)
+			goto fail;
 		n++;
 	}
 	if (fib_build(&t->fib, routes, n) < 0)

@@ -27,29 +27,13 @@ int router_ipv6_init(struct router *r)
 	return r->nd != NULL && r->reasm != NULL ? 0 : -1;
 }
 
-static int port_by_name(const struct router_tables *t, const char *name)
-{
-	for (int p = 0; p < ESGW_MAX_PORTS; p++)
-		if (t->ports[p].present && strcmp(t->ports[p].name, name) == 0)
-			return p;
-	return -1;
-}
-
-static int tunnel_index(const Esgw__DpConfig *cfg, const char *name)
-{
-	for (size_t i = 0; i < cfg->n_tunnels; i++)
-		if (strcmp(cfg->tunnels[i]->name, name) == 0)
-			return (int)i;
-	return -1;
-}
-
 /* Interface addresses: a local /128 and a connected route each. */
 static int add_addresses(struct router_tables *t, const Esgw__DpConfig *cfg,
 			 struct fib6_route *routes, size_t *n, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < cfg->n_interfaces; i++) {
 		const Esgw__DpInterface *ifc = cfg->interfaces[i];
-		int p = port_by_name(t, ifc->name);
+		int p = router_port_by_name(t, ifc->name);
 		struct router_port *port;
 
 		if (p < 0)
@@ -94,42 +78,23 @@ int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *
 	for (size_t i = 0; i < cfg->n_routes; i++) {
 		const Esgw__Route *rc = cfg->routes[i];
 		struct fib6_route *rt = &routes[n];
+		const struct fib6_route *on_link = NULL;
 
 		if (!esgw_is_ipv6_text(rc->prefix))
 			continue;
 		memset(rt, 0, sizeof(*rt));
 		if (esgw_parse_prefix6(rc->prefix, rt->prefix, &rt->len) < 0)
 			FAIL("route %s: bad prefix", rc->prefix);
-		if (rc->tunnel[0] != '\0') {
-			int tun = tunnel_index(cfg, rc->tunnel);
-
-			if (tun < 0)
-				FAIL("route %s: unknown tunnel %s", rc->prefix, rc->tunnel);
-			rt->kind = FIB_TUNNEL;
-			rt->tunnel = (uint32_t)tun;
-		} else if (rc->via[0] != '\0') {
-			const struct fib6_route *on_link;
-
-			rt->kind = FIB_VIA;
+		if (rc->tunnel[0] == '\0' && rc->via[0] != '\0') {
 			if (esgw_parse_ipv6(rc->via, rt->gateway) < 0)
 				FAIL("route %s: bad next hop %s", rc->prefix, rc->via);
-			if (rc->interface[0] != '\0') {
-				int p = port_by_name(t, rc->interface);
-
-				if (p < 0)
-					FAIL("route %s: unknown interface %s", rc->prefix,
-					     rc->interface);
-				rt->port = (uint16_t)p;
-			} else {
-				on_link = fib6_lookup(&connected, rt->gateway);
-				if (on_link == NULL || on_link->kind != FIB_CONNECTED)
-					FAIL("route %s: next hop %s is not on a connected subnet",
-					     rc->prefix, rc->via);
-				rt->port = on_link->port;
-			}
-		} else {
-			FAIL("route %s: neither a next hop nor a tunnel", rc->prefix);
+			on_link = fib6_lookup(&connected, rt->gateway);
 		}
+		if (router_route_target(t, cfg, rc,
+					on_link && on_link->kind == FIB_CONNECTED ? on_link->port
+										  : -1,
+					&rt->kind, &rt->tunnel, &rt->port, err, errlen) < 0)
+			goto fail_quiet;
 		n++;
 	}
 	if (fib6_build(&t->fib6, routes, n) < 0)

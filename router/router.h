@@ -185,6 +185,17 @@ void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port);
 /* An IPv4 packet without L2 (after L2 strip, or decrypted): validate, deliver
  * locally or forward with TTL decremented. */
 void router_input_ip(struct router *r, struct rte_mbuf *m);
+
+/* config.c, also for ipv6.c's tables: -1 where the name is unknown. */
+int router_port_by_name(const struct router_tables *t, const char *name);
+int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name);
+/* Where a configured route leads, for either family: FIB_TUNNEL and the
+ * tunnel's index, or FIB_VIA and the port (the route's interface, else
+ * connected_port: the port of the connected subnet holding the parsed next
+ * hop, -1 if none). Returns 0, or -1 with a message in err. */
+int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg,
+			const Esgw__Route *rc, int connected_port, uint8_t *kind, uint32_t *tunnel,
+			uint16_t *port, char *err, size_t errlen);
 /* Route and send an IPv4 packet without L2 whose TTL is final (forwarded
  * after decrement, or originated by the gateway). Consumes m. */
 void router_output_ip(struct router *r, struct rte_mbuf *m);
