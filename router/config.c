@@ -379,6 +379,7 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	nd_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;
+	r->fib_cache_valid = 0; /* it pointed into the freed tables */
 	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels",
 		  (unsigned long)cfg->generation, t->fib.nb_routes, t->nb_tunnels);
 	return 0;

@@ -10,6 +10,17 @@
 #include "headers.h"
 #include "router.h"
 
+/* fib_lookup through the one-entry per-burst cache (router.h). */
+static inline const struct fib_route *fib_lookup_cached(struct router *r, uint32_t dst)
+{
+	if (likely(r->fib_cache_valid && r->fib_cache_dst == dst))
+		return r->fib_cache_rt;
+	r->fib_cache_rt = fib_lookup(&r->tables->fib, dst);
+	r->fib_cache_dst = dst;
+	r->fib_cache_valid = 1;
+	return r->fib_cache_rt;
+}
+
 static void deliver_local(struct router *r, struct rte_mbuf *m)
 {
 	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -93,7 +104,7 @@ void router_output_ip(struct router *r, struct rte_mbuf *m)
 		return;
 	}
 	dst = read_be32(rte_pktmbuf_mtod(m, const uint8_t *) + 16);
-	rt = fib_lookup(&r->tables->fib, dst);
+	rt = fib_lookup_cached(r, dst);
 
 	if (rt == NULL) {
 		router_drop(r, m, ESGW_DROP_NO_ROUTE);
@@ -130,7 +141,7 @@ static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	if (rte_pktmbuf_pkt_len(m) > total_len) /* Ethernet padding: not ours to encrypt */
 		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total_len);
 	dst = read_be32(ip + 16);
-	rt = fib_lookup(&r->tables->fib, dst);
+	rt = fib_lookup_cached(r, dst);
 	if ((rt != NULL && rt->kind == FIB_LOCAL) || is_broadcast_for(rt, dst)) {
 		deliver_local(r, m);
 		return;

@@ -86,6 +86,7 @@ static unsigned int router_poll(struct router *r)
 	unsigned int n;
 
 	r->now = rte_rdtsc();
+	r->fib_cache_valid = 0; /* tables may have changed since the last burst */
 	n = router_poll_ring(r, r->router_in);
 	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
 		if (rte_ring_count(r->decrypted_ring[w]) != 0)

@@ -144,8 +144,16 @@ struct router {
 	struct ring_batch tx[ESGW_MAX_PORTS];
 	struct ring_batch crypto[ESGW_MAX_WORKERS];
 	struct router_counters ctr;
-	uint64_t hz;          /* TSC ticks per second */
-	uint64_t now;         /* TSC at the start of the current burst */
+	uint64_t hz;  /* TSC ticks per second */
+	uint64_t now; /* TSC at the start of the current burst */
+	/* One-entry IPv4 FIB cache: a burst is mostly one flow, so most of its
+	 * packets repeat the previous packet's lookup. Valid for one burst
+	 * only (router_poll clears it): the tables change between bursts
+	 * (config push in the control poll), never inside one, and a new
+	 * table may be allocated at the old one's address. */
+	const struct fib_route *fib_cache_rt; /* may be NULL: "no route" */
+	uint32_t fib_cache_dst;
+	uint8_t fib_cache_valid;
 	uint64_t next_timer;  /* TSC of the next ARP timer run */
 	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
 	uint32_t icmp_budget;
