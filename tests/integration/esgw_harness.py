@@ -518,6 +518,18 @@ class Gateway:
             self.name, self.baseline, now)
 
 
+def drain_socket(sock):
+    """Throws away whatever a socket has queued, without blocking."""
+    sock.setblocking(False)
+    try:
+        while True:
+            sock.recv(65535)
+    except BlockingIOError:
+        pass
+    finally:
+        sock.setblocking(True)
+
+
 def require_root_and_binaries():
     """Skip (not fail) where the tests cannot run: not root, or not built."""
     import pytest
@@ -632,14 +644,7 @@ class ScapyPeer:
         self.l2_sock.close()
 
     def drain(self):
-        self.esp_sock.setblocking(False)
-        try:
-            while True:
-                self.esp_sock.recv(65535)
-        except BlockingIOError:
-            pass
-        finally:
-            self.esp_sock.setblocking(True)
+        drain_socket(self.esp_sock)
 
     def recv_esp(self, timeout=5.0, match=None):
         """Next ESP packet from gw1 as a scapy IP packet (match filters on the

@@ -138,14 +138,7 @@ class Peer:
             s.close()
 
     def drain(self):
-        self.l2.setblocking(False)
-        try:
-            while True:
-                self.l2.recv(65535)
-        except BlockingIOError:
-            pass
-        finally:
-            self.l2.setblocking(True)
+        h.drain_socket(self.l2)
 
     def recv_outer(self, timeout):
         """Bytes of the next IPv4/IPv6 packet gw1 sent, or None on timeout."""

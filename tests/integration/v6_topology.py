@@ -152,14 +152,7 @@ class DualPeer:
             s.close()
 
     def drain(self):
-        self.l2.setblocking(False)
-        try:
-            while True:
-                self.l2.recv(65535)
-        except BlockingIOError:
-            pass
-        finally:
-            self.l2.setblocking(True)
+        h.drain_socket(self.l2)
 
     def recv_esp(self, timeout=3.0):
         """[(tunnel, outer scapy packet)] of ESP frames from gw1 until timeout."""
