@@ -20,6 +20,22 @@ void esgw_doorbell_ring(struct esgw_doorbell *db)
 	}
 }
 
+void esgw_doorbells_ring(struct esgw_bells *b)
+{
+	if (b->n == 0)
+		return;
+	rte_smp_mb(); /* every enqueue of the round is visible before we read sleeping */
+	for (unsigned int i = 0; i < b->n; i++) {
+		struct esgw_doorbell *db = b->db[i];
+
+		if (db->sleeping) {
+			__atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
+			syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
+		}
+	}
+	b->n = 0;
+}
+
 void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
 			int (*has_work)(void *arg), void *arg)
 {

@@ -450,7 +450,9 @@ static int idle_has_work(void *arg)
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg)
 {
+	esgw_doorbells_ring(&dp->bells); /* owed by anything outside a round */
 	esgw_dp_ctl_poll(dp);
+	esgw_doorbells_ring(&dp->bells);
 	dp->db = db;
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;

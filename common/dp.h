@@ -41,6 +41,7 @@ struct esgw_dp {
 	esgw_dp_stats_fn on_stats;
 	uint64_t generation;
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
+	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
 	/* private to dp.c */
 	int listen_fd;
 	int conn_fd;
@@ -93,6 +94,20 @@ Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[E
 Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value);
 
 /* Drop one mbuf for a named reason: free it and count it. */
+/* End of one round of the main loop that began at TSC begin and handled n
+ * packets: its cycles are counted, then the doorbells it owes are rung. */
+static inline void esgw_dp_round_end(struct esgw_dp *dp, uint64_t begin, unsigned int n)
+{
+	esgw_stage_round(&dp->cycles, begin, n);
+	esgw_doorbells_ring(&dp->bells);
+}
+
+/* A consumer's doorbell, rung at the end of this round. */
+static inline void esgw_dp_wake(struct esgw_dp *dp, struct esgw_doorbell *db)
+{
+	esgw_doorbell_defer(&dp->bells, db);
+}
+
 static inline void esgw_drop(struct rte_mbuf *m, uint64_t drops[ESGW_DROP_MAX],
 			     enum esgw_drop reason)
 {

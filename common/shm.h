@@ -139,6 +139,31 @@ static inline void esgw_ring_producer_recover(struct rte_ring *r)
 
 /* Doorbell: producer side. Cheap when the consumer is awake (one read). */
 void esgw_doorbell_ring(struct esgw_doorbell *db);
+
+/* Doorbells a process owes for what it enqueued in this round, rung together
+ * once the round is over (esgw_doorbells_ring): one memory barrier per round
+ * instead of one per enqueue, and a consumer woken on our own CPU, which the
+ * scheduler often runs at once, does not run inside our round and its
+ * cycles (stage_cycles.h). Each doorbell is listed once. */
+#define ESGW_BELLS_MAX (2 + ESGW_MAX_WORKERS)
+struct esgw_bells {
+	struct esgw_doorbell *db[ESGW_BELLS_MAX];
+	unsigned int n;
+};
+
+static inline void esgw_doorbell_defer(struct esgw_bells *b, struct esgw_doorbell *db)
+{
+	for (unsigned int i = 0; i < b->n; i++)
+		if (b->db[i] == db)
+			return;
+	if (b->n < ESGW_BELLS_MAX)
+		b->db[b->n++] = db;
+	else
+		esgw_doorbell_ring(db); /* not reached: every doorbell fits */
+}
+
+/* Ring what the round owes; cheap when it owes nothing. */
+void esgw_doorbells_ring(struct esgw_bells *b);
 /* Consumer side: sleep until rung or timeout_us passes. has_work is called after
  * announcing the sleep; if it returns non-zero the wait is skipped. */
 void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,

@@ -142,7 +142,7 @@ int main(int argc, char **argv)
 		uint64_t begin = rte_rdtsc();
 		unsigned int handled = router_poll(r);
 
-		esgw_stage_round(&r->dp.cycles, begin, handled);
+		esgw_dp_round_end(&r->dp, begin, handled);
 		if (handled) {
 			idle = 0;
 			if ((++iter & 63) == 0)

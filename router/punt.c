@@ -81,8 +81,8 @@ static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port)
 		return;
 	}
 	r->ctr.punted++;
-	/* Punts are rare control traffic: one doorbell each costs nothing. */
-	esgw_doorbell_ring(&r->dp.shared->db_rxtx);
+	/* Rung with the round's other doorbells once the round is over. */
+	esgw_dp_wake(&r->dp, &r->dp.shared->db_rxtx);
 }
 
 void punt_to_host(struct router *r, struct rte_mbuf *m)

@@ -21,7 +21,7 @@ static uint32_t batch_enqueue(struct router *r, struct ring_batch *b, struct rte
 	for (uint32_t i = sent; i < b->n; i++)
 		router_drop(r, b->pkts[i], ESGW_DROP_RING_FULL);
 	if (sent)
-		esgw_doorbell_ring(db);
+		esgw_dp_wake(&r->dp, db);
 	b->n = 0;
 	return sent;
 }

@@ -55,7 +55,7 @@ static unsigned int rx_round(struct rxtx *rx)
 	}
 	/* Once per round, not per port: one wake-up covers every burst. */
 	if (enqueued)
-		esgw_doorbell_ring(&rx->dp.shared->db_router);
+		esgw_dp_wake(&rx->dp, &rx->dp.shared->db_router);
 	return total;
 }
 
@@ -139,7 +139,7 @@ void rxtx_loop(struct rxtx *rx)
 		unsigned int n =
 			rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, idle >= RXTX_IDLE_SPINS);
 
-		esgw_stage_round(&rx->dp.cycles, begin, n);
+		esgw_dp_round_end(&rx->dp, begin, n);
 		if (n) {
 			idle = 0;
 			sleeps = 0;
