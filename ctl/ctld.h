@@ -57,6 +57,13 @@ struct ctld_options {
 	const char *log_dir;
 	bool standalone;
 	int workers; /* -1: from the saved config, else 1 */
+	/* CPUs of the dataplane (standalone): crypto worker N runs on
+	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
+	 * come and go at run time (`esgwctl workers set`). */
+	int rxtx_cpu;
+	int router_cpu;
+	const int *worker_cpus;
+	int n_worker_cpus;
 };
 
 struct ctld {

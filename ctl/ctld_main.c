@@ -4,15 +4,18 @@
  * --standalone, supervises the dataplane processes. */
 #include "ctld.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cpu_list.h"
 #include "log.h"
 
 struct ctld ctld;
@@ -25,9 +28,99 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
+		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
-		"          bindir: the directory of esgw-ctld, log dir: the rundir\n");
+		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
+		"CPU placement (--standalone only; systemd units use their 10-cpu.conf):\n"
+		"  --rxtx-cpu N, --router-cpu N   default 0\n"
+		"  --worker-cpus LIST             CPUs and ranges, e.g. 1 or 0,1 or 2-5,8;\n"
+		"                                 crypto worker N runs on LIST[N mod length];\n"
+		"                                 default 1 (0 when CPU 1 is not ours)\n"
+		"  every CPU must be in esgw-ctld's own affinity mask\n");
+}
+
+/* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
+ * any other CPU fails in DPDK's EAL init, and would be restarted forever. */
+static void check_cpus_allowed(const char *option, bool is_default, const int *cpus, int n,
+			       const cpu_set_t *allowed)
+{
+	char list[256];
+	int i = cpu_list_first_missing(cpus, n, allowed);
+
+	if (i < 0)
+		return;
+	cpu_set_format(allowed, list, sizeof(list));
+	fprintf(stderr, "esgw-ctld: %s: CPU %d%s is not available (allowed: %s)\n", option, cpus[i],
+		is_default ? " (the default)" : "", list);
+	exit(2);
+}
+
+/* One CPU from an option's text (or def when the option is absent). */
+static int parse_one_cpu(const char *option, const char *text, int def, const cpu_set_t *allowed)
+{
+	char err[256];
+	int cpu = def;
+
+	if (text != NULL && (text[0] == '\0' || text[strspn(text, "0123456789")] != '\0')) {
+		fprintf(stderr, "esgw-ctld: %s: '%s' is not one CPU\n", option, text);
+		exit(2);
+	}
+	if (text != NULL && cpu_list_parse(text, &cpu, 1, err, sizeof(err)) < 0) {
+		fprintf(stderr, "esgw-ctld: %s: %s\n", option, err);
+		exit(2);
+	}
+	check_cpus_allowed(option, text == NULL, &cpu, 1, allowed);
+	return cpu;
+}
+
+/* --rxtx-cpu, --router-cpu and --worker-cpus, checked before anything starts. */
+static void parse_placement(const char *rxtx_text, const char *router_text,
+			    const char *workers_text)
+{
+	static int worker_cpus[CPU_SETSIZE];
+	cpu_set_t allowed;
+	char err[256];
+	int n = 1;
+
+	if (!ctld.opt.standalone) {
+		/* An option that silently does nothing is worse than a refusal. */
+		if (rxtx_text != NULL || router_text != NULL || workers_text != NULL) {
+			fprintf(stderr, "esgw-ctld: --rxtx-cpu, --router-cpu and --worker-cpus "
+					"apply to --standalone only (the systemd units take their "
+					"CPUs from their 10-cpu.conf drop-ins)\n");
+			exit(2);
+		}
+		return;
+	}
+	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
+		fprintf(stderr, "esgw-ctld: sched_getaffinity: %s\n", strerror(errno));
+		exit(1);
+	}
+	ctld.opt.rxtx_cpu = parse_one_cpu("--rxtx-cpu", rxtx_text, 0, &allowed);
+	ctld.opt.router_cpu = parse_one_cpu("--router-cpu", router_text, 0, &allowed);
+	worker_cpus[0] = CPU_ISSET(1, &allowed) ? 1 : 0;
+	if (workers_text != NULL) {
+		n = cpu_list_parse(workers_text, worker_cpus, CPU_SETSIZE, err, sizeof(err));
+		if (n < 0) {
+			fprintf(stderr, "esgw-ctld: --worker-cpus: %s\n", err);
+			exit(2);
+		}
+	}
+	check_cpus_allowed("--worker-cpus", workers_text == NULL, worker_cpus, n, &allowed);
+	ctld.opt.worker_cpus = worker_cpus;
+	ctld.opt.n_worker_cpus = n;
+}
+
+/* One line at start-up saying where each process will run. */
+static void log_placement(void)
+{
+	char list[256];
+
+	cpu_list_format(ctld.opt.worker_cpus, ctld.opt.n_worker_cpus, list, sizeof(list));
+	ESGW_INFO("CPU placement: rxtx on CPU %d, router on CPU %d, crypto workers on CPUs %s "
+		  "(worker N on entry N mod %d)",
+		  ctld.opt.rxtx_cpu, ctld.opt.router_cpu, list, ctld.opt.n_worker_cpus);
 }
 
 static void parse_options(int argc, char **argv)
@@ -41,10 +134,14 @@ static void parse_options(int argc, char **argv)
 		{"workers", required_argument, NULL, 'w'},
 		{"bindir", required_argument, NULL, 'b'},
 		{"log-dir", required_argument, NULL, 'l'},
+		{"rxtx-cpu", required_argument, NULL, 'X'},
+		{"router-cpu", required_argument, NULL, 'R'},
+		{"worker-cpus", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static char self_dir[PATH_MAX];
+	const char *rxtx_cpu = NULL, *router_cpu = NULL, *worker_cpus = NULL;
 	char *end;
 	int c;
 
@@ -78,6 +175,15 @@ static void parse_options(int argc, char **argv)
 		case 'l':
 			ctld.opt.log_dir = optarg;
 			break;
+		case 'X':
+			rxtx_cpu = optarg;
+			break;
+		case 'R':
+			router_cpu = optarg;
+			break;
+		case 'W':
+			worker_cpus = optarg;
+			break;
 		case 'w':
 			ctld.opt.workers = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || ctld.opt.workers < 1 ||
@@ -104,6 +210,7 @@ static void parse_options(int argc, char **argv)
 		fprintf(stderr, "esgw-ctld: --file-prefix must be a plain non-empty word\n");
 		exit(2);
 	}
+	parse_placement(rxtx_cpu, router_cpu, worker_cpus);
 	if (ctld.opt.bindir == NULL) {
 		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
 
@@ -200,6 +307,8 @@ int main(int argc, char **argv)
 	ESGW_INFO("%s mode, %u crypto worker(s), %zu interface(s), %zu SA(s)",
 		  ctld.opt.standalone ? "standalone" : "systemd", ctld.config->workers,
 		  ctld.config->n_interfaces, ctld.config->n_sas);
+	if (ctld.opt.standalone)
+		log_placement();
 
 	ev_run(ctld.loop, 0);
 

@@ -75,12 +75,14 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	argv[n++] = "--proc-type";
 	argv[n++] = p->worker < 0 && strcmp(p->role, "rxtx") == 0 ? "primary" : "secondary";
 	argv[n++] = "--lcores";
+	/* Lcore ids stay fixed (unique per mbuf pool); only the CPU is chosen. */
 	if (strcmp(p->role, "rxtx") == 0)
-		snprintf(lcores, 16, "1@0");
+		snprintf(lcores, 16, "1@%d", ctld.opt.rxtx_cpu);
 	else if (strcmp(p->role, "router") == 0)
-		snprintf(lcores, 16, "2@0");
+		snprintf(lcores, 16, "2@%d", ctld.opt.router_cpu);
 	else
-		snprintf(lcores, 16, "%d@1", 10 + p->worker);
+		snprintf(lcores, 16, "%d@%d", 10 + p->worker,
+			 ctld.opt.worker_cpus[p->worker % ctld.opt.n_worker_cpus]);
 	argv[n++] = lcores;
 	argv[n++] = "--no-pci";
 	if (strcmp(p->role, "rxtx") == 0) {

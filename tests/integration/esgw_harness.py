@@ -274,7 +274,7 @@ class Gateway:
     """One esgw instance: esgw-ctld --standalone in a gateway namespace, which
     starts and supervises rxtx, router and the crypto workers."""
 
-    def __init__(self, name, netns, tag, workers=1):
+    def __init__(self, name, netns, tag, workers=1, ctld_args=()):
         self.name = name
         self.netns = netns
         self.prefix = "%s%s" % (tag, name)          # DPDK --file-prefix
@@ -285,6 +285,7 @@ class Gateway:
         self.logdir = os.path.join(self.workdir, "log")
         self.bindir = os.path.join(self.workdir, "bin")
         self.workers = workers
+        self.ctld_args = list(ctld_args)  # more esgw-ctld options (placement...)
         self.proc = None
         self._ctld_out = None
         self.baseline = None
@@ -314,7 +315,7 @@ class Gateway:
         cmd = ["ip", "netns", "exec", self.netns, os.path.join(self.bindir, "esgw-ctld"),
                "--standalone", "--socket", self.socket, "--config", self.config,
                "--rundir", self.rundir, "--file-prefix", self.prefix,
-               "--log-dir", self.logdir, "--bindir", self.bindir]
+               "--log-dir", self.logdir, "--bindir", self.bindir] + self.ctld_args
         if workers:
             cmd += ["--workers", str(self.workers)]
         if self._ctld_out is None:
