@@ -107,14 +107,19 @@ def worker_cell(st, gw, key, imb):
     ws = workers(st, gw, key)
     if not ws:
         return "n/a"
-    return " / ".join("%.0f (%.2f; cpu %s)" % (w[key], w[key] / imb, fmt(w["cpu_cycles_per_packet"]))
-                      for _, w in ws)
+    return " / ".join("%.0f (%.2f; ESP core %s; cpu %s)" % (
+        w[key], w[key] / imb, fmt(w.get("esp_cycles_per_packet")), fmt(w["cpu_cycles_per_packet"]))
+        for _, w in ws)
 
 
 def stage_cell(st, gw, name):
     p = st[gw].get(name)
     if not p:
         return "n/a"
+    if name == "rxtx":
+        return "%s (driver %s; cpu %s)" % (fmt(p["cycles_per_packet"]),
+                                           fmt(p.get("driver_cycles_per_packet")),
+                                           fmt(p["cpu_cycles_per_packet"]))
     return "%s (cpu %s)" % (fmt(p["cycles_per_packet"]), fmt(p["cpu_cycles_per_packet"]))
 
 
@@ -173,11 +178,15 @@ def targets(rows, stages):
             v = rxtx_router(st, gw)
             if v is None:
                 continue
+            driver = st[gw]["rxtx"].get("driver_cycles_per_packet")
             lines.append("- %s %s B %s (%s): rxtx + router %.0f cycles/packet, ratio to 150 "
-                         "%.2f (target <= %d): **%s**" % (
+                         "%.2f (target <= %d): **%s**%s" % (
                              r["alg"], r["size"], gw, "encrypt side" if gw == "gw1" else "decrypt side",
                              v, v / RXTX_ROUTER_TARGET, RXTX_ROUTER_TARGET,
-                             "met" if v <= RXTX_ROUTER_TARGET else "missed"))
+                             "met" if v <= RXTX_ROUTER_TARGET else "missed",
+                             "" if driver is None else
+                             " (of which %.0f in the ports' driver, memif's copies; %.0f without)"
+                             % (driver, v - driver)))
     return lines
 
 
@@ -247,17 +256,25 @@ def main():
         if not tagged or not any(stages.get((tag, r["alg"])) for r in tagged):
             continue
         out += ["", "## Per-stage cycles per packet at full load, %s" % CONFIG_TITLES[tag], "",
-                "Busy TSC cycles per packet from the dataplane's counters (gw1 encrypts, gw2 "
-                "decrypts); `(cpu N)`: the process's CPU time per packet in TSC cycles; `x imb`: "
-                "the worker's cycles over imb-raw's for the same point; CPU: share of one CPU "
-                "used by all of the gateway's processes during the trial.", ""]
+                "Busy TSC cycles per packet through the gateway from the dataplane's counters "
+                "(gw1 encrypts, gw2 decrypts; rxtx handles every packet twice, RX and TX, and "
+                "gw2's router twice, ESP in and decrypted back: both counted); `driver`: the part "
+                "of rxtx's in the ports' receive and transmit functions (here memif, which copies "
+                "every packet); `ESP core`: the part of the worker's in esp_encap_burst / "
+                "esp_decap_burst; `(cpu N)`: the process's CPU time per packet in TSC cycles; "
+                "`x imb`: the worker's cycles over imb-raw's for the same point; CPU: share of one "
+                "CPU used by all of the gateway's processes during the trial.", ""]
         out += stage_table(tagged, stages)
     if args.esp_core:
-        out += ["", "## The ESP core alone (bench/esp-core), one core, warm buffers", "",
+        out += ["", "## The ESP core alone (bench/esp-core), one core, warm and uncached buffers", "",
                 "esp_encap_burst / esp_decap_burst on 32-packet bursts of one SA, no rings, no "
                 "mbufs; before each burst the packets are copied into the work buffers (inner "
                 "packets, or ESP packets made once), a cost timed alone and subtracted. `ratio`: "
-                "esp-core's cycles per packet over imb-raw's (the same run's medians).", ""]
+                "esp-core's cycles per packet over imb-raw's (the same run's medians). The "
+                "uncached columns run the same bursts with the packets flushed from every cache "
+                "level first, the worst case of what reaches a worker from another core: next "
+                "to the worker's `ESP core` cycles above, they tell how much of its cost is "
+                "waiting for the packets.", ""]
         out += [l.rstrip() for l in open(args.esp_core) if l.strip()]
     tl = targets(one, stages)
     if tl:
@@ -297,14 +314,16 @@ NOTES = """## How to read it
 
 - **Topology, mode (a)**: esgw-bench port A -> gw1 (encrypt) -> gw2 (decrypt) -> esgw-bench
   port B, every link a `net_memif`. Two esgw instances (`esgw-ctld --standalone --workers 2`),
-  each with rxtx and router on CPU 0 and its crypto workers on CPU 1; esgw-bench runs on
-  CPU 0 too. Both gateways and the generator share the machine's CPUs, so CPU 0 (the
-  generator, two rxtx, two routers) is often the bottleneck, not the crypto.
+  placed as the settings line says (`--rxtx-cpu`, `--router-cpu`, `--worker-cpus`; on 2 CPUs
+  gw1's rxtx and router share CPU 0 with the generator and its worker 0 is on CPU 1, gw2 the
+  other way round). The gateways and the generator share the machine's CPUs: a process
+  often waits for the CPU while another runs, so the rates are the scheduler's as much as
+  esgw's.
 - **Two workers**: two tunnels per gateway, each with its own SA pair on its own worker; gw1
   routes 192.168.2.0/25 and 192.168.2.128/25 into them and the generator alternates its
-  destination between .1 and .129. All workers run on CPU 1 (esgw-ctld's placement), so on a
-  2-CPU machine two workers share one core: the figure shows the cost of the split, not a
-  scaling gain.
+  destination between .1 and .129. Each gateway's two workers are on different CPUs
+  (`--worker-cpus`), but on a 2-CPU machine those CPUs also run the other processes: the
+  figure shows the cost of the split more than a scaling gain.
 - **Ceiling**: imb-raw runs the same ESP crypto jobs (same algorithm, same ESP payload of the
   frame's inner IPv4 packet, 32-job bursts) with intel-ipsec-mb alone on one core. Every packet
   through the two gateways costs one encrypt and one decrypt on CPU 1, so the ceiling for the
@@ -313,10 +332,12 @@ NOTES = """## How to read it
   generator's full speed; latency is from the TSC stamp in the payload at transmit to the
   receive poll, at the zero-loss rate.
 - **Per-stage cycles**: from `esgwctl --json show dataplane` sampled before and after one more
-  trial at the generator's full speed (bursts as full as the load makes them). TSC cycles
-  count wall time: a process preempted inside a busy round (two workers and other helpers'
-  jobs share the CPUs) is charged for the time it waited; `cpu` is immune to that but
-  includes the idle polling of a process that is not saturated.
+  trial at the generator's full speed (bursts as full as the load makes them), divided by
+  the packets through the gateway (what its workers encrypted or decrypted). TSC cycles
+  count wall time: a process preempted inside a busy round (the CPUs are shared) is charged
+  for the time it waited; doorbells are rung after a round is counted, so a consumer woken
+  on the same CPU is not. `cpu` is immune to preemption but includes the idle polling of a
+  process that is not saturated.
 - **CPU at rest**: utime + stime of every process of a gateway (ctld, rxtx, router, workers)
   over the interval, configured and with no traffic.
 - **Mode (b)**: the same two gateways, each in its own network namespace, the generator in a

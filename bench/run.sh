@@ -34,7 +34,20 @@ RAW_DURATION=0.5 # seconds per imb-raw point
 RAW_REPEAT=3     # imb-raw runs; the median of each point is kept
 STAGE_TRIAL=2    # seconds of the full-load trial the per-stage cycles come from
 IDLE_SECONDS=5   # CPU of the gateways at rest is measured over this
-GEN_CPU=0        # the generator's CPU; the crypto workers are on CPU 1
+GEN_CPU=0        # the generator's CPU
+# Where each gateway's processes run (esgw-ctld --rxtx-cpu, --router-cpu,
+# --worker-cpus). On 2 CPUs the load is split: gw1's rxtx and router share
+# CPU 0 with the generator and its worker 0 is on CPU 1, gw2 the other way
+# round, so no CPU holds both crypto workers of the tunnel and every packet
+# still crosses cores between stages, as on a real gateway. With 8 CPUs or
+# more every process has a CPU of its own.
+if [ "$(nproc)" -ge 8 ]; then
+	PLACE_gw1="--rxtx-cpu 1 --router-cpu 2 --worker-cpus 3,4"
+	PLACE_gw2="--rxtx-cpu 5 --router-cpu 6 --worker-cpus 7,$(($(nproc) >= 9 ? 8 : 4))"
+else
+	PLACE_gw1="--rxtx-cpu 0 --router-cpu 0 --worker-cpus 1,0"
+	PLACE_gw2="--rxtx-cpu 1 --router-cpu 1 --worker-cpus 0,1"
+fi
 MEMIF_RING=${MEMIF_RING:-12}
 VETH_SIZES=64,1400
 VETH_ALG=aes-gcm-128
@@ -224,8 +237,10 @@ NS_gw1= NS_gw2= NS_gen=
 in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
 
 start_gateways() { # workers
-	local gw ns wrap
+	local gw ns wrap place
 	for gw in gw1 gw2; do
+		place=PLACE_$gw
+		read -r -a place <<<"${!place}"
 		rm -rf "$run/$gw"
 		mkdir -p "$run/$gw/run" "$run/$gw/log"
 		ns=NS_$gw
@@ -235,7 +250,7 @@ start_gateways() { # workers
 		[ -n "${!ns}" ] && wrap=(ip netns exec "${!ns}")
 		"${wrap[@]}" "$run/bin/esgw-ctld" --standalone --socket "$run/$gw/ctl.sock" \
 			--config "$run/$gw/config.pb" --rundir "$run/$gw/run" \
-			--file-prefix "$PFX-$gw" --log-dir "$run/$gw/log" --workers "$1" \
+			--file-prefix "$PFX-$gw" --log-dir "$run/$gw/log" --workers "$1" "${place[@]}" \
 			--bindir "$run/bin" >"$run/$gw/ctld.out" 2>&1 &
 		CTLD_PID[$gw]=$!
 	done
@@ -501,7 +516,7 @@ results_args=()
 "$PY" "$top/bench/report.py" --imb-raw "$run/imb-raw.json" --bench "${bench_files[@]}" \
 	--stages "${stage_files[@]}" --idle "$run/idle.json" "${esp_core_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--gateways "$PFX-gw1" "$PFX-gw2" --command "$cmdline" --machine "$machine" \
-	--settings "trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=$MEMIF_RING gen_cpu=$GEN_CPU idle_seconds=$IDLE_SECONDS" \
+	--settings "trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=$MEMIF_RING gen_cpu=$GEN_CPU idle_seconds=$IDLE_SECONDS; gw1: $PLACE_gw1; gw2: $PLACE_gw2" \
 	"${results_args[@]}"
 [ "$WRITE_RESULTS" -eq 1 ] && echo "written: $OUT"
 exit 0

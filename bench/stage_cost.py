@@ -38,21 +38,45 @@ def cpu_shares(cpu_before, cpu_after, gw):
     return shares, total
 
 
+def through(before, after, gw):
+    """Packets through the gateway in the trial: what its crypto workers
+    encrypted (gw1) or decrypted (gw2). rxtx handles each of them twice (RX
+    and TX) and gw2's router twice (ESP in, decrypted back), so their costs are
+    divided by this, not by the packets they handled."""
+    key = "encrypt_packets" if gw == "gw1" else "decrypt_packets"
+    return sum(a[key] - before[name][key] for name, a in after.items()
+               if name.startswith("crypto") and name in before
+               and a.get("pid") == before[name].get("pid"))
+
+
+def ratio(num, den):
+    return num / den if den > 0 and num >= 0 else None
+
+
 def gateway(gw, before_path, after_path, cpu_before, cpu_after, seconds):
     before, after = totals(before_path), totals(after_path)
     shares, total = cpu_shares(cpu_before, cpu_after, gw)
-    out = {"cpu": total}
+    n_through = through(before, after, gw)
+    out = {"cpu": total, "through_packets": n_through}
     for name, a in after.items():
         b = before.get(name)
         if b is None or a.get("pid") != b.get("pid"):
             continue  # restarted during the trial: its counters started over
-        packets = a["busy_packets"] - b["busy_packets"]
+        busy = a["busy_cycles"] - b["busy_cycles"]
+        packets = n_through
         if name.startswith("crypto"):
             packets = max(a["encrypt_packets"] - b["encrypt_packets"],
                           a["decrypt_packets"] - b["decrypt_packets"])
         share = shares.get(name)
         out[name] = {
-            "cycles_per_packet": per_packet(b, a, "busy_cycles", "busy_packets"),
+            # per packet handled (rxtx: RX and TX each count), as the
+            # dataplane reports it
+            "cycles_per_packet_handled": per_packet(b, a, "busy_cycles", "busy_packets"),
+            # per packet through the gateway (crypto workers: the same)
+            "cycles_per_packet": ratio(busy, packets),
+            "driver_cycles_per_packet": ratio(a.get("driver_cycles", 0) - b.get("driver_cycles", 0),
+                                              packets),
+            "esp_cycles_per_packet": ratio(a.get("esp_cycles", 0) - b.get("esp_cycles", 0), packets),
             "encrypt_cycles_per_packet": per_packet(b, a, "encrypt_cycles", "encrypt_packets"),
             "decrypt_cycles_per_packet": per_packet(b, a, "decrypt_cycles", "decrypt_packets"),
             "busy_packets": a["busy_packets"] - b["busy_packets"],

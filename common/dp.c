@@ -323,6 +323,8 @@ static void stage_stats(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__Dp
 	stats->encrypt_packets = c->encrypt_packets;
 	stats->decrypt_cycles = c->decrypt_cycles;
 	stats->decrypt_packets = c->decrypt_packets;
+	stats->driver_cycles = c->driver_cycles;
+	stats->esp_cycles = c->esp_cycles;
 	traffic->rx_packets = c->rx_packets;
 	traffic->rx_bytes = c->rx_bytes;
 	traffic->tx_packets = c->tx_packets;

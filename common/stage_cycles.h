@@ -19,6 +19,13 @@ struct esgw_stage_cycles {
 	uint64_t encrypt_packets;
 	uint64_t decrypt_cycles;
 	uint64_t decrypt_packets;
+	/* Parts of the busy cycles, to tell the process's own work from what it
+	 * calls: rxtx, the ports' receive and transmit functions (the driver:
+	 * memif's copies in the benchmark); crypto workers, the ESP core
+	 * (esp_encap_burst / esp_decap_burst, intel-ipsec-mb included). */
+	uint64_t driver_cycles;
+	uint64_t driver_pending; /* this round's driver cycles, counted if it is busy */
+	uint64_t esp_cycles;
 	/* Traffic in and out, for rates (rxtx uses its port counters instead). */
 	uint64_t rx_packets;
 	uint64_t rx_bytes;
@@ -35,10 +42,14 @@ static inline void esgw_stage_start(struct esgw_stage_cycles *s)
  * spin before sleeping) are not work and cost one rdtsc only. */
 static inline void esgw_stage_round(struct esgw_stage_cycles *s, uint64_t begin, unsigned int n)
 {
+	uint64_t driver = s->driver_pending;
+
+	s->driver_pending = 0;
 	if (n == 0)
 		return;
 	s->busy_cycles += rte_rdtsc() - begin;
 	s->busy_packets += n;
+	s->driver_cycles += driver;
 }
 
 static inline void esgw_stage_encrypt(struct esgw_stage_cycles *s, uint64_t begin, unsigned int n)

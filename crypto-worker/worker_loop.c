@@ -100,11 +100,15 @@ static void prefetch_heads(struct esp_buf bufs[], uint16_t n, int encrypt)
 static void crypto_burst(struct crypto_worker *w, struct esp_sa *sa[], struct esp_buf bufs[],
 			 uint16_t n, int encrypt)
 {
+	uint64_t begin;
+
 	prefetch_heads(bufs, n, encrypt);
+	begin = rte_rdtsc();
 	if (encrypt)
 		esp_encap_burst(w->mgr, sa, bufs, n);
 	else
 		esp_decap_burst(w->mgr, sa, bufs, n);
+	w->dp.cycles.esp_cycles += rte_rdtsc() - begin;
 }
 
 /* The ESP core works on one contiguous buffer. */

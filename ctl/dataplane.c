@@ -182,6 +182,8 @@ static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	info->encrypt_packets = now->encrypt_packets;
 	info->decrypt_cycles = now->decrypt_cycles;
 	info->decrypt_packets = now->decrypt_packets;
+	info->driver_cycles = now->driver_cycles;
+	info->esp_cycles = now->esp_cycles;
 	if (before == NULL || now->tsc_hz == 0) {
 		sa_rates(info, now, NULL, 0);
 		return;

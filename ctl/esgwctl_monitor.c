@@ -175,6 +175,8 @@ static void print_dataplane_json(const Esgw__ShowReply *reply, double at)
 		json_kv_u64(&j, "encrypt_packets", p->encrypt_packets);
 		json_kv_u64(&j, "decrypt_cycles", p->decrypt_cycles);
 		json_kv_u64(&j, "decrypt_packets", p->decrypt_packets);
+		json_kv_u64(&j, "driver_cycles", p->driver_cycles);
+		json_kv_u64(&j, "esp_cycles", p->esp_cycles);
 		json_key(&j, "sas");
 		json_array_begin(&j);
 		for (size_t k = 0; k < p->n_sas; k++) {

@@ -31,13 +31,14 @@ static unsigned int rx_round(struct rxtx *rx)
 
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
+		uint64_t called = rte_rdtsc(), now;
 		uint16_t n = rte_eth_rx_burst(port, 0, pkts, ESGW_BURST);
-		uint64_t now;
 		unsigned int sent;
 
+		now = rte_rdtsc();
+		rx->dp.cycles.driver_pending += now - called;
 		if (n == 0)
 			continue;
-		now = rte_rdtsc();
 		for (uint16_t k = 0; k < n; k++) {
 			struct esgw_meta *meta = esgw_meta(pkts[k]);
 
@@ -62,7 +63,10 @@ static unsigned int rx_round(struct rxtx *rx)
 /* Send n frames out of one port; what the port does not take is dropped. */
 static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
 {
+	uint64_t called = rte_rdtsc();
 	uint16_t sent = rte_eth_tx_burst(port, 0, pkts, n);
+
+	rx->dp.cycles.driver_pending += rte_rdtsc() - called;
 
 	for (uint16_t k = sent; k < n; k++)
 		esgw_drop(pkts[k], rx->drops, ESGW_DROP_TX_FAILED);
