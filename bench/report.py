@@ -203,6 +203,29 @@ def idle_lines(path, gateways):
     return lines
 
 
+def polling_lines(raw, one, busy_item, idle_path, busy_idle_path, gateways):
+    """Point 6: the default adaptive polling next to --busy-poll, the same
+    gateways, algorithm and sizes: rates at load, CPU at rest."""
+    busy = bench_rows(raw, ["busy-poll:" + busy_item])
+    lines = ["| algorithm | size | adaptive zero-loss Mpps | busy-poll zero-loss Mpps "
+             "| adaptive full load delivered Mpps | busy-poll full load delivered Mpps |",
+             "|" + "---|" * 6]
+    for b in busy:
+        a = next((r for r in one if r["alg"] == b["alg"] and r["size"] == b["size"]), None)
+        if a is None:
+            continue
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (
+            b["alg"], b["size"], mpps(a["zero_loss"]), mpps(b["zero_loss"]),
+            mpps(a["full"]["delivered_pps"]), mpps(b["full"]["delivered_pps"])))
+    if idle_path and busy_idle_path:
+        for what, path in (("adaptive", idle_path), ("busy-poll", busy_idle_path)):
+            d = json.load(open(path))
+            total = sum(d["gateways"][gw]["cpu"] for gw in gateways if gw in d["gateways"])
+            lines.append("")
+            lines.append("- at rest, %s: %.1f%% of one CPU for both gateways" % (what, 100 * total))
+    return lines
+
+
 def veth_table(raw, item):
     tag, alg, path = split_item(item)
     rows = bench_rows(raw, ["%s:%s=%s" % (tag, alg, path)])
@@ -225,6 +248,8 @@ def main():
     ap.add_argument("--idle", help="cpu_usage.py diff of the gateways at rest")
     ap.add_argument("--gateways", nargs="*", default=[])
     ap.add_argument("--esp-core", help="esp-core --markdown output")
+    ap.add_argument("--busy-poll", help="ALG=FILE: the search with esgw-ctld --busy-poll")
+    ap.add_argument("--busy-idle", help="cpu_usage.py diff at rest with --busy-poll")
     ap.add_argument("--veth", help="DRIVER:ALG=FILE, mode (b)")
     ap.add_argument("--veth-note", default="")
     ap.add_argument("--profile", help="perf report output")
@@ -281,6 +306,12 @@ def main():
         out += ["", "## Issue 4 targets (point 5), one worker, in memory", ""] + tl
     if args.idle:
         out += ["", "## CPU at rest", ""] + idle_lines(args.idle, args.gateways)
+    if args.busy_poll:
+        out += ["", "## Adaptive polling (the default) next to busy polling (point 6)", "",
+                "The same two gateways restarted with `esgw-ctld --busy-poll`: no process ever "
+                "sleeps. The zero-loss search and the full-speed trial as above, and the CPU of "
+                "both gateways at rest.", ""]
+        out += polling_lines(raw, one, args.busy_poll, args.idle, args.busy_idle, args.gateways)
     if args.veth:
         out += ["", "## Mode (b): veth in network namespaces, one worker", ""]
         if args.veth_note:

@@ -53,6 +53,8 @@ VETH_SIZES=64,1400
 VETH_ALG=aes-gcm-128
 SMOKE=0
 TWO_WORKERS=1
+BUSY_POLL=1      # the adaptive polling next to --busy-poll (point 6)
+POLL_SIZES=64,1400
 VETH=1
 PROFILE=1
 OUT=$top/bench/RESULTS.md
@@ -63,7 +65,7 @@ usage() {
 	cat <<EOF
 usage: bench/run.sh [--smoke] [--sizes LIST] [--algs LIST] [--trial S] [--steps N]
                     [--gen-cpu N] [--build DIR] [--out FILE | --no-results]
-                    [--no-two-workers] [--no-veth | --veth] [--no-profile | --profile]
+                    [--no-two-workers] [--no-busy-poll] [--no-veth | --veth] [--no-profile | --profile]
   --smoke          64-byte frames, aes-gcm-128, short trials, no veth, no
                    profile (~30 s); does not write RESULTS.md unless --out is given
   --sizes LIST     frame sizes with FCS, or imix (default $SIZES)
@@ -74,6 +76,7 @@ usage: bench/run.sh [--smoke] [--sizes LIST] [--algs LIST] [--trial S] [--steps 
   --build DIR      build directory (default \$ESGW_BUILD or $top/build)
   --out FILE       where to write the results (default bench/RESULTS.md)
   --no-two-workers skip the two workers / two SAs configuration
+  --no-busy-poll   skip the comparison with esgw-ctld --busy-poll
   --no-veth        skip mode (b), veth in namespaces with net_af_xdp
   --no-profile     skip the perf profile of gw1 at full load (--profile: do it)
 Environment: ESGW_BENCH_PREFIX (DPDK file prefixes and namespaces, default
@@ -95,6 +98,7 @@ while [ $# -gt 0 ]; do
 	--out) OUT=$2; out_given=1; shift ;;
 	--no-results) WRITE_RESULTS=0 ;;
 	--no-two-workers) TWO_WORKERS=0 ;;
+	--no-busy-poll) BUSY_POLL=0 ;;
 	--no-veth) veth_given=0 ;;
 	--veth) veth_given=1 ;;
 	--no-profile) profile_given=0 ;;
@@ -106,13 +110,14 @@ while [ $# -gt 0 ]; do
 done
 if [ "$SMOKE" -eq 1 ]; then
 	SIZES=64 ALGS=aes-gcm-128 TRIAL=0.3 STEPS=3 RAW_DURATION=0.2 RAW_REPEAT=1 STAGE_TRIAL=0.5
-	IDLE_SECONDS=2 VETH=0 PROFILE=0 VETH_SIZES=64
+	IDLE_SECONDS=2 VETH=0 PROFILE=0 VETH_SIZES=64 POLL_SIZES=64
 	[ "$out_given" -eq 1 ] || WRITE_RESULTS=0
 fi
 [ -n "$veth_given" ] && VETH=$veth_given
 [ -n "$profile_given" ] && PROFILE=$profile_given
 
 declare -A CTLD_PID=()
+CTLD_EXTRA=() # more esgw-ctld options (--busy-poll)
 NETNS=()
 BPF_MOUNTED=0
 say() { printf '\n=== %s\n' "$*"; }
@@ -237,7 +242,7 @@ NS_gw1= NS_gw2= NS_gen=
 in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
 
 start_gateways() { # workers
-	local gw ns wrap place
+	local gw ns wrap place extra=("${CTLD_EXTRA[@]}")
 	for gw in gw1 gw2; do
 		place=PLACE_$gw
 		read -r -a place <<<"${!place}"
@@ -250,7 +255,7 @@ start_gateways() { # workers
 		[ -n "${!ns}" ] && wrap=(ip netns exec "${!ns}")
 		"${wrap[@]}" "$run/bin/esgw-ctld" --standalone --socket "$run/$gw/ctl.sock" \
 			--config "$run/$gw/config.pb" --rundir "$run/$gw/run" \
-			--file-prefix "$PFX-$gw" --log-dir "$run/$gw/log" --workers "$1" "${place[@]}" \
+			--file-prefix "$PFX-$gw" --log-dir "$run/$gw/log" --workers "$1" "${place[@]}" "${extra[@]}" \
 			--bindir "$run/bin" >"$run/$gw/ctld.out" 2>&1 &
 		CTLD_PID[$gw]=$!
 	done
@@ -404,19 +409,25 @@ memif() { # name role socket
 	[ "$2" = client ] && o="$o,rsize=$MEMIF_RING"
 	echo "$o"
 }
-start_gateways 2
-configure_ports "$(memif memif0 server gw1-lan.sock)" "$(memif memif1 server wan.sock)" \
-	"$(memif memif0 server gw2-lan.sock)" "$(memif memif1 client wan.sock)"
+memif_gateways() {
+	start_gateways 2
+	configure_ports "$(memif memif0 server gw1-lan.sock)" "$(memif memif1 server wan.sock)" \
+		"$(memif memif0 server gw2-lan.sock)" "$(memif memif1 client wan.sock)"
+}
+memif_gateways
 GEN_PORTS=(--vdev "$(memif memif0 client gw1-lan.sock)" --vdev "$(memif memif1 client gw2-lan.sock)")
 
 IFS=, read -r -a alg_list <<<"$ALGS"
 configure_sas "${alg_list[0]}" 1
 sleep 2 # let the restarts and pushes of the configuration settle
-say "CPU of the gateways at rest, over $IDLE_SECONDS s"
-cpu_snapshot "$run/idle-before.json"
-sleep "$IDLE_SECONDS"
-cpu_snapshot "$run/idle-after.json"
-"$PY" "$top/bench/cpu_usage.py" diff "$run"/idle-{before,after}.json >"$run/idle.json"
+at_rest() { # output
+	say "CPU of the gateways at rest, over $IDLE_SECONDS s"
+	cpu_snapshot "$run/idle-before.json"
+	sleep "$IDLE_SECONDS"
+	cpu_snapshot "$run/idle-after.json"
+	"$PY" "$top/bench/cpu_usage.py" diff "$run"/idle-{before,after}.json >"$1"
+}
+at_rest "$run/idle.json"
 "$PY" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -455,6 +466,27 @@ if [ "$PROFILE" -eq 1 ]; then
 	else
 		echo "perf not installed (apt-get install linux-perf): no profile"
 	fi
+fi
+
+# Point 6: what adaptive polling costs at load, and saves at rest: the same
+# gateways restarted with esgw-ctld --busy-poll (no process ever sleeps).
+poll_args=()
+if [ "$BUSY_POLL" -eq 1 ]; then
+	alg=${alg_list[0]}
+	say "busy polling (esgw-ctld --busy-poll) next to adaptive polling: $alg, sizes $POLL_SIZES"
+	stop_gateways
+	CTLD_EXTRA=(--busy-poll)
+	memif_gateways
+	CTLD_EXTRA=()
+	configure_sas "$alg" 1
+	sleep 2
+	at_rest "$run/idle-busy-poll.json"
+	generator --dst "$DSTS_1" --size "$POLL_SIZES" --search --trial "$TRIAL" --steps "$STEPS" \
+		--label "$alg" --json >"$run/bench-busy-poll.json" 2>"$run/bench-busy-poll.err" ||
+		die "esgw-bench failed with --busy-poll"
+	print_search "$run/bench-busy-poll.json"
+	poll_args=(--busy-poll "$alg=$run/bench-busy-poll.json" --busy-idle "$run/idle-busy-poll.json")
+	stop_gateways
 fi
 
 # ---------------------------------------------------------------------------
@@ -514,7 +546,8 @@ machine="- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -
 results_args=()
 [ "$WRITE_RESULTS" -eq 1 ] && results_args=(--markdown "$OUT")
 "$PY" "$top/bench/report.py" --imb-raw "$run/imb-raw.json" --bench "${bench_files[@]}" \
-	--stages "${stage_files[@]}" --idle "$run/idle.json" "${esp_core_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
+	--stages "${stage_files[@]}" --idle "$run/idle.json" "${esp_core_args[@]}" "${poll_args[@]}" \
+	"${veth_args[@]}" "${profile_args[@]}" \
 	--gateways "$PFX-gw1" "$PFX-gw2" --command "$cmdline" --machine "$machine" \
 	--settings "trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=$MEMIF_RING gen_cpu=$GEN_CPU idle_seconds=$IDLE_SECONDS; gw1: $PLACE_gw1; gw2: $PLACE_gw2" \
 	"${results_args[@]}"

@@ -52,8 +52,10 @@ int esgw_dp_eal_init(int argc, char **argv)
 static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 {
 	fprintf(out,
-		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR]\n"
-		"  --rundir DIR  where the control socket is created (default %s)\n",
+		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR] [--busy-poll]\n"
+		"  --rundir DIR  where the control socket is created (default %s)\n"
+		"  --busy-poll   never sleep when idle: poll at full speed (uses a whole CPU;\n"
+		"                for comparison with the adaptive default)\n",
 		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT);
 	if (want_worker)
 		fprintf(out, "  --worker N    worker id, 0..%d: serves ring esgw.crypto.N\n",
@@ -65,6 +67,7 @@ int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worke
 	static const struct option options[] = {
 		{"rundir", required_argument, NULL, 'r'},
 		{"worker", required_argument, NULL, 'w'},
+		{"busy-poll", no_argument, NULL, 'b'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -90,6 +93,9 @@ int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worke
 				return -1;
 			}
 			dp->worker = (int)worker;
+			break;
+		case 'b':
+			dp->busy_poll = true;
 			break;
 		case 'h':
 			usage(dp, want_worker, stdout);
@@ -455,6 +461,10 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 	esgw_doorbells_ring(&dp->bells); /* owed by anything outside a round */
 	esgw_dp_ctl_poll(dp);
 	esgw_doorbells_ring(&dp->bells);
+	if (dp->busy_poll) {
+		rte_pause();
+		return;
+	}
 	dp->db = db;
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;

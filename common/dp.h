@@ -42,6 +42,7 @@ struct esgw_dp {
 	uint64_t generation;
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
+	bool busy_poll;                  /* --busy-poll: esgw_dp_idle never sleeps */
 	/* private to dp.c */
 	int listen_fd;
 	int conn_fd;

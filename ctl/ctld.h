@@ -56,7 +56,8 @@ struct ctld_options {
 	const char *bindir;
 	const char *log_dir;
 	bool standalone;
-	int workers; /* -1: from the saved config, else 1 */
+	bool busy_poll; /* --busy-poll: passed on to every dataplane process */
+	int workers;    /* -1: from the saved config, else 1 */
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
 	 * come and go at run time (`esgwctl workers set`). */

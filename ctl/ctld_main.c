@@ -28,7 +28,7 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
-		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST]\n"
+		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -37,7 +37,9 @@ static void usage(FILE *out)
 		"  --worker-cpus LIST             CPUs and ranges, e.g. 1 or 0,1 or 2-5,8;\n"
 		"                                 crypto worker N runs on LIST[N mod length];\n"
 		"                                 default 1 (0 when CPU 1 is not ours)\n"
-		"  every CPU must be in esgw-ctld's own affinity mask\n");
+		"  every CPU must be in esgw-ctld's own affinity mask\n"
+		"--busy-poll (--standalone only): the dataplane never sleeps when idle, a\n"
+		"  whole CPU per process (to compare with the adaptive polling default)\n");
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -137,6 +139,7 @@ static void parse_options(int argc, char **argv)
 		{"rxtx-cpu", required_argument, NULL, 'X'},
 		{"router-cpu", required_argument, NULL, 'R'},
 		{"worker-cpus", required_argument, NULL, 'W'},
+		{"busy-poll", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -184,6 +187,9 @@ static void parse_options(int argc, char **argv)
 		case 'W':
 			worker_cpus = optarg;
 			break;
+		case 'B':
+			ctld.opt.busy_poll = true;
+			break;
 		case 'w':
 			ctld.opt.workers = (int)strtol(optarg, &end, 10);
 			if (*end != '\0' || ctld.opt.workers < 1 ||
@@ -211,6 +217,10 @@ static void parse_options(int argc, char **argv)
 		exit(2);
 	}
 	parse_placement(rxtx_cpu, router_cpu, worker_cpus);
+	if (ctld.opt.busy_poll && !ctld.opt.standalone) {
+		fprintf(stderr, "esgw-ctld: --busy-poll applies to --standalone only\n");
+		exit(2);
+	}
 	if (ctld.opt.bindir == NULL) {
 		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
 

@@ -96,6 +96,8 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	argv[n++] = "--";
 	argv[n++] = "--rundir";
 	argv[n++] = (char *)ctld.opt.rundir;
+	if (ctld.opt.busy_poll)
+		argv[n++] = "--busy-poll";
 	if (p->worker >= 0) {
 		snprintf(worker, 16, "%d", p->worker);
 		argv[n++] = "--worker";

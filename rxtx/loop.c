@@ -159,5 +159,7 @@ void rxtx_loop(struct rxtx *rx)
 			     sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US
 							   : RXTX_DEEP_IDLE_TIMEOUT_US,
 			     tx_pending, rx);
+		if (rx->dp.busy_poll)
+			idle = 0; /* no sleep happened: the TAPs are polled on their timer */
 	}
 }
