@@ -54,9 +54,12 @@ static unsigned int rx_round(struct rxtx *rx)
 		enqueued += sent;
 		total += n;
 	}
-	/* Once per round, not per port: one wake-up covers every burst. */
+	/* Once per round, not per port: one wake-up covers every burst. Rung
+	 * now rather than at the end of the round: the transmit half of the
+	 * round (a system call per burst on af_packet ports) would hold the
+	 * router back, which measurably slows a TCP flow through the tunnel. */
 	if (enqueued)
-		esgw_dp_wake(&rx->dp, &rx->dp.shared->db_router);
+		esgw_doorbell_ring(&rx->dp.shared->db_router);
 	return total;
 }
 
