@@ -94,7 +94,6 @@ Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[E
 /* One named counter. */
 Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value);
 
-/* Drop one mbuf for a named reason: free it and count it. */
 /* End of one round of the main loop that began at TSC begin and handled n
  * packets: its cycles are counted, then the doorbells it owes are rung. */
 static inline void esgw_dp_round_end(struct esgw_dp *dp, uint64_t begin, unsigned int n)
@@ -109,6 +108,7 @@ static inline void esgw_dp_wake(struct esgw_dp *dp, struct esgw_doorbell *db)
 	esgw_doorbell_defer(&dp->bells, db);
 }
 
+/* Drop one mbuf for a named reason: free it and count it. */
 static inline void esgw_drop(struct rte_mbuf *m, uint64_t drops[ESGW_DROP_MAX],
 			     enum esgw_drop reason)
 {

@@ -42,9 +42,10 @@ static int lookup_rings(struct router *r)
 	return 0;
 }
 
-/* One burst from one input ring; returns how many packets it took. */
+/* Packets ahead of the one being routed whose headers are prefetched. */
 #define DATA_AHEAD 4
 
+/* One burst from one input ring; returns how many packets it took. */
 static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 {
 	struct rte_mbuf *pkts[ESGW_BURST];
