@@ -11,13 +11,19 @@
 
 #include "shm.h"
 
-void esgw_doorbell_ring(struct esgw_doorbell *db)
+/* After the barrier: wake the consumer if it announced a sleep. */
+static void wake_if_sleeping(struct esgw_doorbell *db)
 {
-	rte_smp_mb(); /* the enqueue is visible before we read sleeping */
 	if (db->sleeping) {
 		__atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
 		syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
 	}
+}
+
+void esgw_doorbell_ring(struct esgw_doorbell *db)
+{
+	rte_smp_mb(); /* the enqueue is visible before we read sleeping */
+	wake_if_sleeping(db);
 }
 
 void esgw_doorbells_ring(struct esgw_bells *b)
@@ -25,14 +31,8 @@ void esgw_doorbells_ring(struct esgw_bells *b)
 	if (b->n == 0)
 		return;
 	rte_smp_mb(); /* every enqueue of the round is visible before we read sleeping */
-	for (unsigned int i = 0; i < b->n; i++) {
-		struct esgw_doorbell *db = b->db[i];
-
-		if (db->sleeping) {
-			__atomic_fetch_add(&db->seq, 1, __ATOMIC_SEQ_CST);
-			syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
-		}
-	}
+	for (unsigned int i = 0; i < b->n; i++)
+		wake_if_sleeping(b->db[i]);
 	b->n = 0;
 }
 
