@@ -64,8 +64,12 @@ PY
 passed=$((passed + ip))
 failed=$((failed + ifail))
 
-# Nothing of ours may be left running or mounted.
-left=$(pgrep -a '^esgw-' || true)
+# Nothing of ours may be left running: esgw processes started from this
+# build (other checkouts' gateways on the same machine are not ours).
+left=$(for exe in /proc/[0-9]*/exe; do
+	t=$(readlink "$exe" 2>/dev/null) || continue
+	case "$t" in "$build"/*) pid=${exe#/proc/}; echo "${pid%/exe} $t" ;; esac
+done)
 if [ -n "$left" ]; then
 	echo "tests/run.sh: esgw processes left running:"; echo "$left"
 	failed=$((failed + 1))
