@@ -45,7 +45,16 @@
 	X(PUNTED_NO_HOST, "punted_no_host",                                                        \
 	  "for the host's stack (IKE, SSH...), but no TAP took it (none, or full)")                \
 	X(PUNT_POLICED, "punt_policed",                                                            \
-	  "for the host's stack, over the punt rate limit (a flood to the gateway)")
+	  "for the host's stack, over its class's punt budget (a flood to the gateway)")          \
+	X(REASSEMBLY_INVALID, "reassembly_invalid",                                                \
+	  "fragment overlapping another or beyond its datagram's end: the datagram dropped")      \
+	X(BAD_ICMP_CHECKSUM, "bad_icmp_checksum", "ICMP echo request with a wrong checksum")       \
+	X(POLICY_CLEARTEXT, "policy_cleartext",                                                    \
+	  "arrived in clear, but a protect policy or a tunnel route covers it (RFC 4301 5.2)")     \
+	X(TUNNEL_SOURCE_MISMATCH, "tunnel_source_mismatch",                                        \
+	  "decrypted packet whose source does not route back into its tunnel, or bound for one")  \
+	X(MARTIAN_SOURCE, "martian_source",                                                        \
+	  "source no host can have: 0/8, 127/8, multicast, broadcast, the gateway's own")
 
 enum esgw_drop {
 #define ESGW_DROP_ENUM(id, name, help) ESGW_DROP_##id,

@@ -336,6 +336,7 @@ static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char 
 							    .remote = tun->remote,
 							    .udp_port = natt_local_port(in),
 							    .used = 1};
+			t->sa_tunnel[in->slot] = (uint32_t)i + 1;
 			t->sa_in[h].remote_ipv6 = tun->outer_ipv6;
 			memcpy(t->sa_in[h].remote6, tun->remote6, 16);
 		}

@@ -123,6 +123,22 @@ static int is_broadcast_for(const struct fib_route *rt, uint32_t dst)
 	       (dst | (rt->len ? 0xffffffffu << (32 - rt->len) : 0)) == 0xffffffffu;
 }
 
+/* What source_check needs of an IPv4 packet from src to a destination
+ * whose route is rt. */
+static struct source_route source_route4(struct router *r, uint32_t src,
+					 const struct fib_route *rt, int local)
+{
+	const struct fib_route *back = fib_lookup(&r->tables->fib, src);
+
+	return (struct source_route){
+		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,
+		.dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1,
+		.martian = ipv4_is_martian_source(src) ||
+			   (back != NULL && back->kind == FIB_LOCAL) || is_broadcast_for(back, src),
+		.local = (uint8_t)local,
+	};
+}
+
 /* l2_multicast: the frame came to a broadcast or multicast MAC address, so
  * it may be delivered locally but never forwarded (RFC 1812 5.3.4). */
 static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
@@ -131,7 +147,9 @@ static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	const struct fib_route *rt;
 	enum esgw_drop reason;
 	uint16_t total_len;
+	struct source_route sr;
 	uint32_t dst;
+	int local;
 
 	if (ipv4_check(ip, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &total_len, &reason) <
 	    0) {
@@ -142,7 +160,11 @@ static void input_ip(struct router *r, struct rte_mbuf *m, int l2_multicast)
 		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total_len);
 	dst = read_be32(ip + 16);
 	rt = fib_lookup_cached(r, dst);
-	if ((rt != NULL && rt->kind == FIB_LOCAL) || is_broadcast_for(rt, dst)) {
+	local = (rt != NULL && rt->kind == FIB_LOCAL) || is_broadcast_for(rt, dst);
+	sr = source_route4(r, read_be32(ip + 12), rt, local);
+	if (source_check(r, m, &sr) < 0)
+		return;
+	if (local) {
 		deliver_local(r, m);
 		return;
 	}

@@ -36,6 +36,13 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m)
 		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
 		return;
 	}
+	/* The reply echoes the request's data: only a request whose checksum
+	 * covers exactly what arrived is answered (RFC 792). */
+	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) ||
+	    inet_checksum(icmp, rte_pktmbuf_pkt_len(m) - ihl) != 0) {
+		router_drop(r, m, ESGW_DROP_BAD_ICMP_CHECKSUM);
+		return;
+	}
 	/* Reply in place: only type and addresses change, so the ICMP checksum
 	 * is adjusted rather than recomputed over the whole payload. */
 	icmp[0] = ICMP_ECHO_REPLY;

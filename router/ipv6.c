@@ -359,10 +359,33 @@ static int multicast_for_us(const struct router_port *port, const uint8_t dst[16
 	return 0;
 }
 
+/* What source_check needs of IPv6 packet ip, whose destination's route is
+ * rt (NULL for multicast). The unspecified source is martian except toward
+ * multicast (duplicate address detection, RFC 4862 5.4). */
+static struct source_route source_route6(struct router *r, const uint8_t *ip,
+					 const struct fib6_route *rt)
+{
+	static const uint8_t unspecified[16], loopback[16] = {[15] = 1};
+	const uint8_t *src = ip + 8;
+	const struct fib6_route *back = fib6_lookup(&r->tables->fib6, src);
+	int to_multicast = ip[24] == 0xff;
+
+	return (struct source_route){
+		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,
+		.dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1,
+		.martian = src[0] == 0xff || memcmp(src, loopback, 16) == 0 ||
+			   (!to_multicast && memcmp(src, unspecified, 16) == 0) ||
+			   (back != NULL && back->kind == FIB_LOCAL),
+		.local = (uint8_t)(to_multicast || (rt != NULL && rt->kind == FIB_LOCAL)),
+		.ipv6 = 1,
+	};
+}
+
 void ipv6_input(struct router *r, struct rte_mbuf *m, int l2_multicast)
 {
 	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
 	const struct fib6_route *rt;
+	struct source_route sr;
 	uint32_t total;
 	uint16_t in_port = esgw_meta(m)->in_port;
 
@@ -377,6 +400,10 @@ void ipv6_input(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	}
 	if (rte_pktmbuf_pkt_len(m) > total) /* Ethernet padding */
 		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total);
+	rt = ip[24] == 0xff ? NULL : fib6_lookup(&r->tables->fib6, ip + 24);
+	sr = source_route6(r, ip, rt);
+	if (source_check(r, m, &sr) < 0)
+		return;
 	if (ip[24] == 0xff) { /* multicast: only ND and echo groups of ours */
 		if (esgw_meta(m)->kind == ESGW_PKT_RX && in_port < ESGW_MAX_PORTS &&
 		    multicast_for_us(&r->tables->ports[in_port], ip + 24))
@@ -385,7 +412,6 @@ void ipv6_input(struct router *r, struct rte_mbuf *m, int l2_multicast)
 			router_drop(r, m, ESGW_DROP_NOT_FOR_US);
 		return;
 	}
-	rt = fib6_lookup(&r->tables->fib6, ip + 24);
 	if (rt != NULL && rt->kind == FIB_LOCAL) {
 		deliver_local6(r, m, 0);
 		return;

@@ -109,5 +109,7 @@ struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m);
 struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m);
 /* Drop datagrams older than the reassembly timeout. */
 void reassembly_timer(struct router *r, uint64_t now);
+/* Fragments held (mbufs), for the router's stats. */
+unsigned int reassembly_mbufs_held(const struct router *r);
 
 #endif

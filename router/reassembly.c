@@ -8,7 +8,19 @@
  * datagrams with a few fragments each, 2 s to complete, and a datagram no
  * larger than one mbuf (the crypto worker wants contiguous packets). What
  * does not fit is dropped and counted (reassembly_overflow), what does not
- * complete in time too (reassembly_timeout). */
+ * complete in time too (reassembly_timeout).
+ *
+ * Every fragment comes from an unauthenticated sender, so a datagram is
+ * whole only when its fragments cover [0, end of the last fragment) exactly:
+ * no overlap (RFC 5722, for IPv4 too), nothing beyond the last fragment's
+ * end, and since the byte counts then agree, no hole and an offset-0
+ * fragment whose header (the only one used) starts the datagram. Whatever
+ * breaks that drops the datagram (reassembly_invalid), so no byte that no
+ * fragment supplied ever leaves in it. The size limit assumes the longest
+ * header a first fragment may bring. Senders that are not tunnel peers hold
+ * at most REASM_PER_SOURCE datagrams, and a fragment from a peer takes the
+ * slot of the oldest datagram of a non-peer when the table is full, so
+ * nobody without the peer's address can keep its fragmented ESP out. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +30,8 @@
 #define REASM_DATAGRAMS 16
 #define REASM_FRAGMENTS 16 /* per datagram */
 #define REASM_TIMEOUT_MS 2000
+#define REASM_PER_SOURCE 4 /* datagrams of one sender that is not a tunnel peer */
+#define IPV4_MAX_HEADER_LEN 60
 #define IPV4_MF 0x2000
 #define IPV4_OFFSET_MASK 0x1fff
 #define IPV6_FRAGMENT_HEADER_LEN 8
@@ -43,9 +57,11 @@ struct fragment {
 struct reassembly_datagram {
 	uint8_t used;
 	uint8_t nb;
+	uint8_t peer; /* the source is a tunnel's remote: never evicted */
 	struct fragment_key key;
 	uint32_t total;    /* payload length once the last fragment came, else 0 */
 	uint32_t received; /* payload bytes held */
+	uint32_t max_end;  /* end of the furthest fragment held */
 	uint64_t expires;  /* TSC */
 	struct {
 		struct rte_mbuf *m;
@@ -81,9 +97,38 @@ void reassembly_timer(struct router *r, uint64_t now)
 			datagram_drop(r, &r->reasm->d[i], ESGW_DROP_REASSEMBLY_TIMEOUT);
 }
 
+unsigned int reassembly_mbufs_held(const struct router *r)
+{
+	unsigned int n = 0;
+
+	for (int i = 0; r->reasm != NULL && i < REASM_DATAGRAMS; i++)
+		n += r->reasm->d[i].nb;
+	return n;
+}
+
+static int same_source(const struct fragment_key *a, const struct fragment_key *b)
+{
+	return a->family == b->family && memcmp(a->src, b->src, 16) == 0;
+}
+
+/* Whether the sender is the remote end of a configured tunnel. */
+static int from_tunnel_peer(const struct router_tables *t, const struct fragment_key *key)
+{
+	for (uint32_t i = 0; i < t->nb_tunnels; i++) {
+		const struct router_tunnel *tun = &t->tunnels[i];
+
+		if (key->family == 6 ? tun->outer_ipv6 && memcmp(tun->remote6, key->src, 16) == 0
+				     : !tun->outer_ipv6 && tun->remote == read_be32(key->src))
+			return 1;
+	}
+	return 0;
+}
+
 static struct reassembly_datagram *datagram_find(struct router *r, const struct fragment_key *key)
 {
-	struct reassembly_datagram *free_slot = NULL;
+	struct reassembly_datagram *free_slot = NULL, *victim = NULL;
+	int peer = from_tunnel_peer(r->tables, key);
+	unsigned int of_source = 0;
 
 	for (int i = 0; i < REASM_DATAGRAMS; i++) {
 		struct reassembly_datagram *d = &r->reasm->d[i];
@@ -101,11 +146,22 @@ static struct reassembly_datagram *datagram_find(struct router *r, const struct 
 		}
 		if (memcmp(&d->key, key, sizeof(*key)) == 0)
 			return d;
+		of_source += same_source(&d->key, key);
+		if (!d->peer && (victim == NULL || d->expires < victim->expires))
+			victim = d;
 	}
-	if (free_slot == NULL)
+	if (!peer && of_source >= REASM_PER_SOURCE)
 		return NULL;
+	if (free_slot == NULL) {
+		if (!peer || victim == NULL)
+			return NULL;
+		datagram_drop(r, victim, ESGW_DROP_REASSEMBLY_OVERFLOW);
+		r->ctr.reassembly_evicted++;
+		free_slot = victim;
+	}
 	memset(free_slot, 0, sizeof(*free_slot));
 	free_slot->used = 1;
+	free_slot->peer = (uint8_t)peer;
 	free_slot->key = *key;
 	free_slot->expires = r->now + r->hz * REASM_TIMEOUT_MS / 1000;
 	r->reasm->nb_used++;
@@ -124,6 +180,8 @@ static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datag
 	for (uint8_t i = 0; i < d->nb; i++)
 		if (d->frags[i].offset == 0)
 			first = d->frags[i].m;
+	if (first == NULL) /* fragment_add completes only a covered datagram */
+		return NULL;
 	ip = rte_pktmbuf_mtod(first, uint8_t *);
 	/* IPv6: only the fixed header goes before the fragment header (ipv6.c
 	 * hands no other extension headers here). */
@@ -158,11 +216,24 @@ static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datag
 	return out;
 }
 
+/* Drop fragment m and the datagram d it belongs to, both for reason. */
+static struct rte_mbuf *refuse(struct router *r, struct rte_mbuf *m,
+			       struct reassembly_datagram *d, enum esgw_drop reason)
+{
+	router_drop(r, m, reason);
+	datagram_drop(r, d, reason);
+	return NULL;
+}
+
 /* Hold fragment f (in m); the whole datagram when f completed it. */
 static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const struct fragment *f)
 {
-	uint32_t max_payload =
-		rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM - f->header_len;
+	/* Room behind the longest header the first fragment may have: the
+	 * datagram is built behind the first fragment's header, whichever
+	 * fragment announced the end. */
+	uint32_t max_payload = rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM -
+			       (f->key.family == 6 ? IPV6_HEADER_LEN : IPV4_MAX_HEADER_LEN);
+	uint32_t end = f->offset + f->len;
 	struct reassembly_datagram *d;
 	struct rte_mbuf *whole;
 
@@ -175,41 +246,34 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 		router_drop(r, m, ESGW_DROP_REASSEMBLY_OVERFLOW); /* table full */
 		return NULL;
 	}
-	if (d->nb == REASM_FRAGMENTS || f->offset + f->len > max_payload) {
-		router_drop(r, m, ESGW_DROP_REASSEMBLY_OVERFLOW);
-		datagram_drop(r, d, ESGW_DROP_REASSEMBLY_OVERFLOW);
-		return NULL;
-	}
+	if (d->nb == REASM_FRAGMENTS || end > max_payload)
+		return refuse(r, m, d, ESGW_DROP_REASSEMBLY_OVERFLOW);
 	/* Overlaps are refused outright, the whole datagram with them (RFC
 	 * 5722 for IPv6, and the same for IPv4): they only serve to confuse
 	 * filters. A duplicate counts as one too. */
-	for (uint8_t i = 0; i < d->nb; i++) {
+	for (uint8_t i = 0; i < d->nb; i++)
 		if (f->offset < d->frags[i].offset + d->frags[i].len &&
-		    d->frags[i].offset < f->offset + f->len) {
-			router_drop(r, m, ESGW_DROP_MALFORMED);
-			datagram_drop(r, d, ESGW_DROP_MALFORMED);
-			return NULL;
-		}
-	}
+		    d->frags[i].offset < end)
+			return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
 	if (!f->more) {
-		if (d->total != 0 || f->offset + f->len < d->received) {
-			router_drop(r, m, ESGW_DROP_MALFORMED); /* two ends, or data past it */
-			datagram_drop(r, d, ESGW_DROP_MALFORMED);
-			return NULL;
-		}
-		d->total = f->offset + f->len;
-	} else if (d->total != 0 && f->offset + f->len > d->total) {
-		router_drop(r, m, ESGW_DROP_MALFORMED);
-		datagram_drop(r, d, ESGW_DROP_MALFORMED);
-		return NULL;
+		/* A second end, or a fragment held beyond this end. */
+		if (d->total != 0 || end < d->max_end)
+			return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
+		d->total = end;
+	} else if (d->total != 0 && end >= d->total) {
+		return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
 	}
 	d->frags[d->nb].m = m;
 	d->frags[d->nb].header_len = f->header_len;
 	d->frags[d->nb].offset = f->offset;
 	d->frags[d->nb++].len = f->len;
 	d->received += f->len;
+	if (end > d->max_end)
+		d->max_end = end;
+	/* Held until the sums agree: no overlaps and nothing beyond the end,
+	 * so then [0, total) is covered, offset 0 included. */
 	if (d->total == 0 || d->received != d->total)
-		return NULL; /* held; no overlaps, so equal sums mean full coverage */
+		return NULL;
 	whole = datagram_build(r, d);
 	if (whole == NULL) {
 		datagram_drop(r, d, ESGW_DROP_NO_MBUF);

@@ -86,6 +86,8 @@ struct router_tables {
 	/* Local ports of UDP-encapsulated SAs, 4500 always among them (natt.c). */
 	uint16_t natt_ports[ROUTER_NATT_PORTS_MAX];
 	uint32_t nb_natt_ports;
+	/* By inbound SA slot: index + 1 of its tunnel, 0 for none (source_check.c). */
+	uint32_t sa_tunnel[ESGW_MAX_SA];
 };
 
 #define FOREACH_ROUTER_COUNTER(X)                                                                  \
@@ -104,7 +106,20 @@ struct router_tables {
 	X(fragments_sent)                                                                          \
 	X(datagrams_reassembled)                                                                   \
 	X(natt_keepalive)                                                                          \
-	X(punted)
+	X(punted)                                                                                  \
+	X(reassembly_evicted)                                                                      \
+	X(neighbor_held)                                                                           \
+	X(neighbor_evicted)                                                                        \
+	X(neighbor_unsolicited)                                                                    \
+	X(neighbor_off_subnet)                                                                     \
+	X(punted_ike)                                                                              \
+	X(punted_neighbor)                                                                         \
+	X(punted_tcp)                                                                              \
+	X(punted_other)                                                                            \
+	X(punt_policed_ike)                                                                        \
+	X(punt_policed_neighbor)                                                                   \
+	X(punt_policed_tcp)                                                                        \
+	X(punt_policed_other)
 
 struct router_counters {
 #define ROUTER_COUNTER_FIELD(name) uint64_t name;
@@ -251,6 +266,25 @@ int spd_output(struct router *r, struct rte_mbuf *m);
 /* A decrypted packet: 0 if it may go on, -1 if it matches no protect policy
  * of the SA it arrived on (dropped, POLICY_MISMATCH). */
 int spd_inbound_check(struct router *r, struct rte_mbuf *m);
+/* Whether the decrypted packets of inbound SA slot are checked against
+ * protect policies (its tunnel has some). */
+int spd_inbound_checked(const struct router_tables *t, uint32_t slot);
+/* A packet that arrived in clear, to be forwarded: -1 (dropped:
+ * POLICY_CLEARTEXT, POLICY_DISCARD) if the first policy it matches in
+ * reverse protects or discards, else 0. */
+int spd_cleartext_check(struct router *r, struct rte_mbuf *m);
+
+/* source_check.c: what the source checks need to know of a packet. */
+struct source_route {
+	int32_t src_tunnel; /* the tunnel its source routes into, -1: none */
+	int32_t dst_tunnel; /* the tunnel its destination routes into, -1: none */
+	uint8_t martian;    /* a source no host can have */
+	uint8_t local;      /* addressed to the gateway itself */
+	uint8_t ipv6;
+};
+/* Martians, cleartext a tunnel or policy covers, the reverse path of
+ * decrypted packets: 0 if m may go on, else -1 with m dropped. */
+int source_check(struct router *r, struct rte_mbuf *m, const struct source_route *s);
 
 /* natt.c: UDP to a gateway address (RFC 3948 ESP-in-UDP, NAT keepalives,
  * IKE). Consumes m. */

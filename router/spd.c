@@ -293,3 +293,36 @@ int spd_inbound_check(struct router *r, struct rte_mbuf *m)
 	router_drop(r, m, ESGW_DROP_POLICY_MISMATCH);
 	return -1;
 }
+
+int spd_inbound_checked(const struct router_tables *t, uint32_t slot)
+{
+	return t->spd != NULL && slot < ESGW_MAX_SA && t->spd->in[slot].checked;
+}
+
+int spd_cleartext_check(struct router *r, struct rte_mbuf *m)
+{
+	const struct spd_table *spd = r->tables->spd;
+	struct esgw_flow flow;
+
+	if (spd == NULL)
+		return 0;
+	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+				&flow) < 0) {
+		router_drop(r, m, ESGW_DROP_MALFORMED); /* unclassifiable: fail closed */
+		return -1;
+	}
+	/* The inbound half of each policy, in the same order as outbound. */
+	for (uint32_t i = 0; i < spd->nb_policies; i++) {
+		const struct spd_policy *p = &spd->policies[i];
+
+		if (!esgw_selector_match_reverse(&p->sel, &flow))
+			continue;
+		if (p->action == SPD_BYPASS)
+			return 0;
+		router_drop(r, m,
+			    p->action == SPD_DISCARD ? ESGW_DROP_POLICY_DISCARD
+						     : ESGW_DROP_POLICY_CLEARTEXT);
+		return -1;
+	}
+	return 0;
+}

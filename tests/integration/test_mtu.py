@@ -270,7 +270,7 @@ def test_overlapping_ipv6_fragments_drop_the_datagram(mtu):
     from scapy.layers.inet6 import IPv6, IPv6ExtHdrFragment
     from scapy.packet import Raw
     gw, ns, peer = mtu["gw"], mtu["ns"], mtu["peer"]
-    before_malformed = gw.total_drop("malformed")
+    before_invalid = gw.total_drop("reassembly_invalid")
     before_done = v.router_counter(gw, "datagrams_reassembled")
     frags = _outer_fragments6(peer, b"OVERLAP6-", 1300, 0x6200)
     overlap = IPv6(src=v.PEER_WAN6, dst=v.GW1_WAN6) / \
@@ -286,6 +286,6 @@ def test_overlapping_ipv6_fragments_drop_the_datagram(mtu):
             assert not data.startswith(b"OVERLAP6-")
     finally:
         s.close()
-    h.wait_for(lambda: gw.total_drop("malformed") >= before_malformed + 2, 5, 0.3,
-               "malformed to count the overlapping fragment and its datagram")
+    h.wait_for(lambda: gw.total_drop("reassembly_invalid") >= before_invalid + 2, 5, 0.3,
+               "reassembly_invalid to count the overlapping fragment and its datagram")
     assert v.router_counter(gw, "datagrams_reassembled") == before_done
