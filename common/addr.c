@@ -132,6 +132,20 @@ static int hex_digit(int c)
 	return -1;
 }
 
+int esgw_parse_mac(const char *s, uint8_t mac[6])
+{
+	if (s == NULL)
+		return -1;
+	for (int i = 0; i < 6; i++, s += 3) {
+		int hi = hex_digit((unsigned char)s[0]), lo = hi < 0 ? -1 : hex_digit((unsigned char)s[1]);
+
+		if (lo < 0 || s[2] != (i == 5 ? '\0' : ':'))
+			return -1;
+		mac[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
 int esgw_parse_hex(const char *s, uint8_t *out, size_t max, size_t *len)
 {
 	size_t n, i;

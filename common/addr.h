@@ -29,6 +29,8 @@ void esgw_prefix6_clear_host(uint8_t addr[16], uint8_t len);
 char *esgw_fmt_ipv6(const uint8_t addr[16], char *buf);
 /* Whether s is written as an IPv6 address or prefix (contains ':'). */
 int esgw_is_ipv6_text(const char *s);
+/* "aa:bb:cc:dd:ee:ff" (hex digits in either case) into mac. */
+int esgw_parse_mac(const char *s, uint8_t mac[6]);
 /* Formats "aa:bb:cc:dd:ee:ff" into buf (at least 18 bytes), returns buf. */
 char *esgw_fmt_mac(const uint8_t mac[6], char *buf);
 /* Hex string (optional 0x prefix) into at most max bytes; sets *len. */

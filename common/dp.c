@@ -366,8 +366,10 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		stats.pid = getpid();
 		stats.generation = dp->generation;
 		stage_stats(dp, &stats, &traffic);
+		dp->stats_query = req->stats;
 		if (dp->on_stats != NULL)
 			dp->on_stats(dp, &stats);
+		dp->stats_query = NULL;
 		resp.stats = &stats;
 	} else {
 		resp.status = ESGW__STATUS__STATUS_INVALID_ARGUMENT;

@@ -39,6 +39,7 @@ struct esgw_dp {
 	struct rte_mempool *pool;
 	esgw_dp_config_fn on_config;
 	esgw_dp_stats_fn on_stats;
+	const Esgw__DpStatsQuery *stats_query; /* what on_stats is answering */
 	uint64_t generation;
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */

@@ -7,5 +7,10 @@
 #define ESGW_MAX_PORTS 8
 #define ESGW_MAX_WORKERS 8
 #define ESGW_MAX_SA 1024 /* SA runtime slots */
+/* Limits of the router's tables, checked by esgw-ctld before it accepts a
+ * configuration (ctl/limits.c), so a push is never refused for them. */
+#define ESGW_MAX_ADDRS_PER_INTERFACE 16 /* IPv4 and IPv6 together */
+#define ESGW_MAX_NATT_PORTS 8           /* distinct local UDP encapsulation ports, 4500 included */
+#define ESGW_MAX_STATIC_NEIGHBORS 256   /* of the 2048 neighbour entries */
 
 #endif

@@ -41,6 +41,7 @@ struct dp_proc {
 	/* supervision (standalone) */
 	ev_child child_watcher;
 	double started_at;   /* ev_now() at fork */
+	double running_since; /* ev_now() when its control socket answered; 0: not yet */
 	double backoff;      /* seconds before the next restart */
 	double restart_at;   /* BACKOFF: when to start again */
 	double term_sent_at; /* a SIGTERM is out: SIGKILL after 5 s */
@@ -135,6 +136,8 @@ int dp_connect(struct dp_proc *p);
 void dp_disconnect(struct dp_proc *p);
 /* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
+/* The same with the router's neighbour table in stats->neighbors; not cached. */
+Esgw__DpResponse *dp_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
 struct dp_proc *dp_proc_by_name(const char *name);
 const char *proc_state_name(enum proc_state s);
@@ -145,6 +148,8 @@ void supervise_tick(void);
 void supervise_interfaces_changed(void);
 void supervise_shutdown(void);
 bool supervise_busy(void); /* something is starting or waiting: tick faster */
+/* Seconds a restart after an unplanned exit of p would wait now. */
+double supervise_next_backoff(const struct dp_proc *p);
 
 /* Called by handlers after a successful change. */
 void ctld_config_changed(bool interfaces_changed);
@@ -157,6 +162,14 @@ Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, 
 				size_t errlen);
 /* The worker an SA is being handed over from, or -1 (no hand-over in flight). */
 int handover_from(const Esgw__Sa *sa);
+
+/* neighbor.c: static neighbours (`neighbor add|del`). */
+Esgw__Status neighbor_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				 size_t errlen);
+Esgw__Status neighbor_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				 size_t errlen);
+/* A static neighbour on interface, or NULL. */
+Esgw__Neighbor *state_neighbor_of_interface(const char *interface);
 
 /* policy.c: policies (SPD), kept in evaluation order in ctld.config. */
 Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,

@@ -32,6 +32,13 @@ void print_policies(const Esgw__ShowReply *reply, struct json *j);
 void print_policy_commands(const Esgw__Config *c);
 void json_policies(struct json *j, Esgw__Policy *const *policies, size_t n);
 
+/* esgwctl_neighbor.c: `neighbor add|del` (the words after "neighbor"), `show
+ * neighbors`, and static neighbours in `show config`. */
+void neighbor_cmd_parse(int argc, char **argv, Esgw__Request *req);
+void print_neighbors(const Esgw__ShowReply *reply, struct json *j);
+void print_neighbor_commands(const Esgw__Config *c);
+void json_static_neighbors(struct json *j, const Esgw__Config *c);
+
 /* esgwctl.c: connect to esgw-ctld's socket or die with a message. */
 int connect_ctld(const char *path);
 

@@ -420,6 +420,7 @@ static void print_stats(const Esgw__ShowReply *reply, struct json *j)
 			json_kv_i64(j, "pid", p->pid);
 			json_kv_string(j, "state", p->state);
 			json_kv_u64(j, "restarts", p->restarts);
+			json_kv_double(j, "backoff", p->backoff);
 			json_counters(j, "counters", p->counters, p->n_counters);
 			json_object_end(j);
 			continue;
@@ -436,10 +437,18 @@ static void print_stats(const Esgw__ShowReply *reply, struct json *j)
 		for (int d = 0; d < ESGW_DROP_MAX; d++)
 			json_kv_u64(j, esgw_drop_name(d), totals[d]);
 		json_object_end(j);
+		json_key(j, "mbuf_pool");
+		json_object_begin(j);
+		json_kv_u64(j, "size", reply->mbuf_pool ? reply->mbuf_pool->size : 0);
+		json_kv_u64(j, "in_use", reply->mbuf_pool ? reply->mbuf_pool->in_use : 0);
+		json_object_end(j);
 		json_object_end(j);
 		return;
 	}
 	table_print(&t);
+	if (reply->mbuf_pool != NULL && reply->mbuf_pool->size != 0)
+		printf("mbuf pool: %" PRIu64 " of %" PRIu64 " in use\n", reply->mbuf_pool->in_use,
+		       reply->mbuf_pool->size);
 	for (int d = 0; d < ESGW_DROP_MAX; d++) {
 		char *next;
 
@@ -500,6 +509,7 @@ static void print_config_commands(const Esgw__Config *c)
 			printf("route add %s via %s\n", r->prefix, r->via);
 	}
 	print_policy_commands(c);
+	print_neighbor_commands(c);
 }
 
 static void print_config(const Esgw__ShowReply *reply, struct json *j)
@@ -560,6 +570,7 @@ static void print_config(const Esgw__ShowReply *reply, struct json *j)
 		json_tunnel(j, c->tunnels[i]);
 	json_array_end(j);
 	json_policies(j, c->policies, c->n_policies);
+	json_static_neighbors(j, c);
 	json_object_end(j);
 	json_object_end(j);
 }
@@ -599,6 +610,9 @@ void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool
 		break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES:
 		print_policies(reply, j);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS:
+		print_neighbors(reply, j);
 		break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE:
 		print_dataplane(reply, as_json); /* a whole document, newline included */

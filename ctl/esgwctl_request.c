@@ -47,7 +47,9 @@ static const char help_text[] =
 	"         action protect tunnel NAME sa-out ID [sa-in ID[,ID...]] | action bypass\n"
 	"         | action discard       (add replaces a policy of the same name)\n"
 	"  policy del NAME\n"
-	"  show interfaces|routes|sa|tunnels|policies|stats|workers|config|dataplane\n"
+	"  neighbor add IFACE ADDR MAC                a static neighbour (never learnt, never expires)\n"
+	"  neighbor del IFACE ADDR\n"
+	"  show interfaces|routes|sa|tunnels|policies|neighbors|stats|workers|config|dataplane\n"
 	"  monitor                                 show dataplane every second until Ctrl-C\n"
 	"  events                                  stream esgw-ctld's events until Ctrl-C\n"
 	"  help\n"
@@ -503,6 +505,8 @@ static const struct {
 	{"dataplane", ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE},
 	{"policies", ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES},
 	{"policy", ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES},
+	{"neighbors", ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS},
+	{"neighbor", ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS},
 };
 
 static void show_cmd(struct words *w, Esgw__Request *req)
@@ -554,6 +558,8 @@ bool command_parse(int argc, char **argv, Esgw__Request *req)
 		show_cmd(&w, req);
 	else if (strcmp(object, "policy") == 0)
 		policy_cmd_parse(argc - w.i, argv + w.i, req);
+	else if (strcmp(object, "neighbor") == 0)
+		neighbor_cmd_parse(argc - w.i, argv + w.i, req);
 	else
 		usage_error("unknown command '%s' (try 'esgwctl help')", object);
 	return true;

@@ -162,6 +162,12 @@ static Esgw__Status interface_del(const Esgw__Request *req, Esgw__Response *resp
 				return INVALID;
 			}
 		}
+		if (state_neighbor_of_interface(name) != NULL) {
+			snprintf(err, errlen,
+				 "interface %s has static neighbor %s: delete it first", name,
+				 state_neighbor_of_interface(name)->address);
+			return INVALID;
+		}
 		esgw__interface__free_unpacked(ctld.config->interfaces[i], NULL);
 		array_remove(&ctld.config->interfaces, &ctld.config->n_interfaces, i);
 		ESGW_INFO("interface %s deleted", name);
@@ -577,7 +583,8 @@ static Esgw__Status show(const Esgw__Request *req, Esgw__Response *resp, char *e
 
 	if (what <= ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED ||
 	    (what > ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE &&
-	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES)) {
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES &&
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS)) {
 		snprintf(err, errlen, "show: unknown item %d", what);
 		return INVALID;
 	}
@@ -610,6 +617,8 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_SHOW, show, false, false},
 	{ESGW__REQUEST__BODY_POLICY_ADD, policy_add_handle, true, false},
 	{ESGW__REQUEST__BODY_POLICY_DEL, policy_del_handle, true, false},
+	{ESGW__REQUEST__BODY_NEIGHBOR_ADD, neighbor_add_handle, true, false},
+	{ESGW__REQUEST__BODY_NEIGHBOR_DEL, neighbor_del_handle, true, false},
 	/* They save and push themselves: a move is several pushes in order. */
 	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
 	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},

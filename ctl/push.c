@@ -207,6 +207,26 @@ void dp_stats_free(Esgw__DpResponse *r)
 		esgw__dp_response__free_unpacked(r, NULL);
 }
 
+Esgw__DpResponse *dp_neighbors(struct dp_proc *p)
+{
+	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
+	Esgw__DpResponse *resp;
+
+	if (ctld.opt.standalone && p->state != PROC_RUNNING)
+		return NULL;
+	q.neighbors = true;
+	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
+	req.stats = &q;
+	resp = exchange_msg(p, &req);
+	if (resp != NULL && (resp->status != ESGW__STATUS__STATUS_OK || resp->stats == NULL)) {
+		dp_stats_free(resp);
+		return NULL;
+	}
+	return resp;
+}
+
 Esgw__DpResponse *dp_stats(struct dp_proc *p)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
@@ -339,6 +359,8 @@ static void build_for(struct build *b, const struct dp_proc *p)
 		b->cfg.tunnels = ctld.config->tunnels;
 		b->cfg.n_policies = ctld.config->n_policies; /* in evaluation order */
 		b->cfg.policies = ctld.config->policies;
+		b->cfg.n_neighbors = ctld.config->n_neighbors;
+		b->cfg.neighbors = ctld.config->neighbors;
 	}
 	if (strcmp(p->role, "rxtx") == 0)
 		return;

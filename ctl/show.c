@@ -17,6 +17,7 @@ static size_t arena_len;
 static Esgw__Config *stripped_config;
 static Esgw__DpResponse *stats_cache[CTLD_MAX_PROCS];
 static bool stats_asked[CTLD_MAX_PROCS];
+static Esgw__DpResponse *neighbors_resp;
 
 static void *alloc(size_t size)
 {
@@ -264,6 +265,7 @@ static void show_processes(Esgw__ShowReply *reply)
 		info->pid = p->pid;
 		info->state = (char *)proc_state_name(p->state);
 		info->restarts = p->restarts;
+		info->backoff = supervise_next_backoff(p);
 		if (p->worker >= 0)
 			worker_drops(p->worker, drops);
 		else if (st != NULL)
@@ -280,6 +282,48 @@ static void show_processes(Esgw__ShowReply *reply)
 		info->n_counters = n;
 		reply->processes[i] = info;
 	}
+}
+
+/* The router's table; while it does not answer, the configured static
+ * neighbours, in state "configured". */
+static void show_neighbors(Esgw__ShowReply *reply)
+{
+	struct dp_proc *router = dp_proc_by_name("router");
+
+	neighbors_resp = router != NULL ? dp_neighbors(router) : NULL;
+	if (neighbors_resp != NULL) {
+		reply->n_neighbors = neighbors_resp->stats->n_neighbors; /* borrowed */
+		reply->neighbors = neighbors_resp->stats->neighbors;
+		return;
+	}
+	reply->n_neighbors = ctld.config->n_neighbors;
+	reply->neighbors = alloc(reply->n_neighbors * sizeof(*reply->neighbors));
+	for (size_t i = 0; i < ctld.config->n_neighbors; i++) {
+		const Esgw__Neighbor *n = ctld.config->neighbors[i];
+		Esgw__NeighborInfo *info = alloc(sizeof(*info));
+
+		esgw__neighbor_info__init(info);
+		info->interface = n->interface;
+		info->address = n->address;
+		info->mac = n->mac;
+		info->state = "configured";
+		reply->neighbors[i] = info;
+	}
+}
+
+/* The shared mbuf pool, as esgw-rxtx (which made it) counts it. */
+static void show_mbuf_pool(Esgw__ShowReply *reply)
+{
+	int rx = proc_index("rxtx");
+	Esgw__DpStats *st = rx >= 0 ? proc_stats(rx) : NULL;
+	Esgw__MbufPool *pool = alloc(sizeof(*pool));
+
+	esgw__mbuf_pool__init(pool);
+	if (st != NULL) {
+		pool->size = st->mbuf_pool_size;
+		pool->in_use = st->mbuf_in_use;
+	}
+	reply->mbuf_pool = pool;
 }
 
 static void show_config(Esgw__ShowReply *reply)
@@ -319,6 +363,10 @@ void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply)
 		break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_STATS:
 		show_processes(reply);
+		show_mbuf_pool(reply);
+		break;
+	case ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS:
+		show_neighbors(reply);
 		break;
 	case ESGW__SHOW_REQUEST__WHAT__WHAT_WORKERS:
 		show_workers(reply);
@@ -349,6 +397,8 @@ void show_free(Esgw__ShowReply *reply)
 	config_free(stripped_config);
 	stripped_config = NULL;
 	dataplane_show_free();
+	dp_stats_free(neighbors_resp);
+	neighbors_resp = NULL;
 	for (int i = 0; i < CTLD_MAX_PROCS; i++) {
 		dp_stats_free(stats_cache[i]);
 		stats_cache[i] = NULL;

@@ -22,7 +22,7 @@
 
 #define BACKOFF_FIRST 0.5
 #define BACKOFF_MAX 5.0
-#define UP_RESETS_BACKOFF 10.0 /* seconds up after which a crash starts over at 0.5 s */
+#define UP_RESETS_BACKOFF 10.0 /* seconds running after which a crash starts over at 0.5 s */
 #define STOP_GRACE 5.0         /* SIGTERM, then SIGKILL after this */
 #define START_TIMEOUT 60.0     /* no control socket after this: kill and retry */
 
@@ -155,6 +155,7 @@ static void spawn(struct dp_proc *p)
 	p->ever_started = true;
 	p->state = PROC_STARTING;
 	p->started_at = ev_now(ctld.loop);
+	p->running_since = 0;
 	p->term_sent_at = 0;
 	p->stop_requested = false;
 	ev_child_init(&p->child_watcher, on_child_exit, pid, 0);
@@ -190,14 +191,23 @@ static void on_child_exit(struct ev_loop *loop, ev_child *w, int revents)
 		return;
 	}
 	p->restarts++; /* an exit nobody asked for: planned restarts do not count */
-	if (up >= UP_RESETS_BACKOFF || p->backoff == 0)
-		p->backoff = BACKOFF_FIRST;
-	else if ((p->backoff *= 2) > BACKOFF_MAX)
-		p->backoff = BACKOFF_MAX;
+	p->backoff = supervise_next_backoff(p);
+	p->running_since = 0;
 	p->state = PROC_BACKOFF;
 	p->restart_at = now + p->backoff;
 	ESGW_WARN("restarting %s in %.1f s", p->name, p->backoff);
 	ev_feed_event(loop, &ctld.tick, EV_TIMER);
+}
+
+double supervise_next_backoff(const struct dp_proc *p)
+{
+	double healthy = p->running_since > 0 ? ev_now(ctld.loop) - p->running_since : 0;
+
+	/* Healthy means running (its control socket answered), not merely
+	 * forked: a process that crashes while starting keeps backing off. */
+	if (healthy >= UP_RESETS_BACKOFF || p->backoff == 0)
+		return BACKOFF_FIRST;
+	return p->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : p->backoff * 2;
 }
 
 /* STARTING -> RUNNING once its control socket answers; then it gets its config. */
@@ -207,6 +217,7 @@ static void check_started(struct dp_proc *p, double now)
 		return;
 	if (dp_connect(p) == 0) {
 		p->state = PROC_RUNNING;
+		p->running_since = now;
 		ESGW_INFO("%s is ready", p->name);
 		dp_push(p);
 		return;

@@ -185,3 +185,26 @@ char *esgw_devargs_device(const char *devargs, char *buf, size_t len)
 	buf[n] = '\0';
 	return buf;
 }
+
+int esgw_check_neighbor(const Esgw__Neighbor *n, bool need_mac, char *err, size_t errlen)
+{
+	static const uint8_t zero[6];
+	uint8_t mac[6];
+
+	if (esgw_check_name(n->interface, "interface name", err, errlen) < 0 ||
+	    esgw_check_address(n->address, "neighbor address", err, errlen) < 0)
+		return -1;
+	if (!need_mac)
+		return 0;
+	if (esgw_parse_mac(n->mac, mac) < 0) {
+		snprintf(err, errlen, "'%.40s' is not a MAC address like 02:00:00:00:00:01",
+			 n->mac ? n->mac : "");
+		return -1;
+	}
+	if ((mac[0] & 1) || memcmp(mac, zero, 6) == 0) {
+		snprintf(err, errlen, "MAC %s is multicast or zero: a neighbor needs a unicast one",
+			 n->mac);
+		return -1;
+	}
+	return 0;
+}

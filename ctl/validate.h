@@ -4,6 +4,7 @@
 #ifndef ESGW_CTL_VALIDATE_H
 #define ESGW_CTL_VALIDATE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "esgw.pb-c.h"
@@ -24,6 +25,10 @@ int esgw_check_address(const char *s, const char *what, char *err, size_t errlen
 int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen);
 /* Algorithm, key, integrity key and salt lengths, SPI range, replay window. */
 int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen);
+
+/* A static neighbour: interface name, an IPv4 or IPv6 address, and (when
+ * need_mac) a unicast MAC address other than 00:00:00:00:00:00. */
+int esgw_check_neighbor(const Esgw__Neighbor *n, bool need_mac, char *err, size_t errlen);
 
 /* policy_check.c: name, selector prefixes and port ranges, action and what
  * it needs (protect: tunnel and sa-out). */

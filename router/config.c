@@ -360,7 +360,8 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	t->workers = cfg->workers;
 	if (router_ipv6_init(r) < 0 || add_ports(t, cfg, err, errlen) < 0 ||
 	    build_fib(t, cfg, err, errlen) < 0 || ipv6_tables_build(t, cfg, err, errlen) < 0 ||
-	    add_tunnels(t, cfg, err, errlen) < 0 || spd_build(t, cfg, err, errlen) < 0) {
+	    add_tunnels(t, cfg, err, errlen) < 0 || spd_build(t, cfg, err, errlen) < 0 ||
+	    neighbor_static_check(t, cfg, err, errlen) < 0) {
 		router_tables_free(t);
 		return -1;
 	}
@@ -376,11 +377,11 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	router_flush(r);     /* batches hold ring pointers of the old tables */
 	/* After the flush: the markers go behind every packet already sent. */
 	router_handover_begin(r, r->tables, t);
-	arp_cache_prune(r, t);
-	nd_prune(r, t);
+	neighbor_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;
 	r->fib_cache_valid = 0; /* it pointed into the freed tables */
+	neighbor_static_apply(r, cfg); /* may send what waited: with the new tables */
 	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels",
 		  (unsigned long)cfg->generation, t->fib.nb_routes, t->nb_tunnels);
 	return 0;

@@ -20,11 +20,9 @@
 
 int router_ipv6_init(struct router *r)
 {
-	if (r->nd == NULL)
-		r->nd = nd_cache_alloc();
 	if (r->reasm == NULL)
 		r->reasm = reassembly_table_alloc();
-	return r->nd != NULL && r->reasm != NULL ? 0 : -1;
+	return r->reasm != NULL ? 0 : -1;
 }
 
 /* Interface addresses: a local /128 and a connected route each. */

@@ -25,7 +25,7 @@ struct router_tables;
 struct router_tunnel;
 
 /* ipv6.c */
-/* Allocate the ND cache and the reassembly table once. 0, or -1. */
+/* Allocate the reassembly table once. 0, or -1. */
 int router_ipv6_init(struct router *r);
 /* From a pushed configuration: IPv6 interface addresses into t->ports and
  * t->fib6 from them and from the IPv6 routes. After the ports, before the
@@ -52,7 +52,6 @@ int ipv6_tunnel_endpoints(const struct router_tables *t, struct router_tunnel *t
 			  const char *local, const char *remote);
 
 /* nd.c */
-struct nd_cache *nd_cache_alloc(void);
 /* MAC of nexthop on port: 1 with mac filled, or 0 after holding m (a
  * solicitation is sent) or dropping it (ARP_UNRESOLVED). Held packets go
  * through router_output_ip again once the advertisement arrives. */
@@ -61,9 +60,8 @@ int nd_resolve(struct router *r, uint16_t port, const uint8_t nexthop[16], struc
 /* A neighbor solicitation or advertisement to us (m: IPv6 packet, icmp at
  * offset IPV6_HEADER_LEN, checksum verified). Consumes m. */
 void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port);
-void nd_timer(struct router *r, uint64_t now);
-/* Drop entries of ports t does not have. */
-void nd_prune(struct router *r, const struct router_tables *t);
+/* A solicitation for target out of port (neighbor.c resolving). */
+void nd_send_solicit(struct router *r, uint16_t port_id, const uint8_t target[16]);
 
 /* icmp.c */
 /* ICMP errors and ICMPv6 errors share one budget per second. */

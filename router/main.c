@@ -99,7 +99,8 @@ static unsigned int router_poll(struct router *r)
 		if (rte_ring_count(r->decrypted_ring[w]) != 0)
 			n += router_poll_ring(r, r->decrypted_ring[w]);
 	if (r->now >= r->next_timer) {
-		arp_timer(r, r->now);
+		neighbor_timer(r, r->now);
+		reassembly_timer(r, r->now);
 		r->next_timer = r->now + r->hz / 10;
 	}
 	router_flush(r);
@@ -137,7 +138,7 @@ int main(int argc, char **argv)
 	if (esgw_dp_attach(&r->dp, ATTACH_TIMEOUT_MS) < 0 || lookup_rings(r) < 0)
 		goto out_eal;
 	r->tables = calloc(1, sizeof(*r->tables)); /* empty until the first push */
-	if (r->tables == NULL || arp_cache_init(&r->arp) < 0) {
+	if (r->tables == NULL || neighbor_table_init(r) < 0) {
 		ESGW_ERR("out of memory");
 		goto out_tables;
 	}
@@ -164,7 +165,7 @@ int main(int argc, char **argv)
 	ESGW_INFO("stopping");
 	esgw_dp_ctl_close(&r->dp);
 out_arp:
-	arp_cache_free(&r->arp);
+	neighbor_table_free(r);
 out_tables:
 	router_tables_free(r->tables);
 out_eal:

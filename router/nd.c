@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* IPv6 neighbor discovery (RFC 4861) for the gateway: answers solicitations
  * for its own addresses with advertisements, resolves next hops with
- * multicast solicitations while holding a few packets per neighbor, learns
- * from advertisements and from solicitations to us, and ages entries out. The
- * neighbor table is small and searched linearly: a gateway has few on-link
- * IPv6 neighbors (its LAN hosts and its WAN next hop). */
-#include <stdlib.h>
+ * multicast solicitations, learns from solicitations to us from on-link
+ * senders, and completes or updates entries from advertisements as RFC
+ * 4861 7.2.5 says (never a new entry; without the override flag, never a
+ * different link-layer address). The table, its bounds and the packets
+ * waiting for resolution are neighbor.c's, shared with ARP. */
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -15,11 +15,6 @@
 #include "headers.h"
 #include "router.h"
 
-#define ND_ENTRIES 256
-#define ND_HOLD_MAX 4
-#define ND_SOLICITS_MAX 3 /* RFC 4861 10: MAX_MULTICAST_SOLICIT */
-#define ND_REACHABLE_S 300
-#define ND_REFRESH_S 240
 #define ND_HOP_LIMIT 255  /* ND messages must arrive with 255: never routed */
 #define ND_MESSAGE_LEN 24 /* type .. target address */
 #define ND_OPTION_SOURCE_LL 1
@@ -27,71 +22,6 @@
 #define ND_FLAG_ROUTER 0x80
 #define ND_FLAG_SOLICITED 0x40
 #define ND_FLAG_OVERRIDE 0x20
-
-enum nd_state { ND_FREE = 0, ND_INCOMPLETE, ND_REACHABLE };
-
-struct nd_entry {
-	uint8_t addr[16];
-	uint16_t port;
-	uint8_t state;
-	uint8_t nb_held;
-	uint8_t solicits;
-	struct rte_ether_addr mac;
-	uint64_t expires, refresh_at, next_solicit;
-	struct rte_mbuf *held[ND_HOLD_MAX];
-};
-
-struct nd_cache {
-	struct nd_entry entries[ND_ENTRIES];
-	uint32_t nb_used;
-};
-
-struct nd_cache *nd_cache_alloc(void)
-{
-	return calloc(1, sizeof(struct nd_cache));
-}
-
-static struct nd_entry *entry_find(struct nd_cache *c, uint16_t port, const uint8_t addr[16])
-{
-	for (int i = 0; i < ND_ENTRIES; i++)
-		if (c->entries[i].state != ND_FREE && c->entries[i].port == port &&
-		    memcmp(c->entries[i].addr, addr, 16) == 0)
-			return &c->entries[i];
-	return NULL;
-}
-
-static struct nd_entry *entry_create(struct nd_cache *c, uint16_t port, const uint8_t addr[16])
-{
-	for (int i = 0; i < ND_ENTRIES; i++) {
-		struct nd_entry *e = &c->entries[i];
-
-		if (e->state != ND_FREE)
-			continue;
-		memset(e, 0, sizeof(*e));
-		memcpy(e->addr, addr, 16);
-		e->port = port;
-		e->state = ND_INCOMPLETE;
-		c->nb_used++;
-		return e;
-	}
-	return NULL;
-}
-
-static void entry_delete(struct router *r, struct nd_entry *e)
-{
-	for (uint8_t h = 0; h < e->nb_held; h++)
-		router_drop(r, e->held[h], ESGW_DROP_ARP_UNRESOLVED);
-	e->nb_held = 0;
-	e->state = ND_FREE;
-	r->nd->nb_used--;
-}
-
-void nd_prune(struct router *r, const struct router_tables *t)
-{
-	for (int i = 0; r->nd != NULL && i < ND_ENTRIES; i++)
-		if (r->nd->entries[i].state != ND_FREE && !t->ports[r->nd->entries[i].port].present)
-			entry_delete(r, &r->nd->entries[i]);
-}
 
 /* An ND message (ICMPv6 header + target + one link-layer option) from us on
  * port: IPv6 header with hop limit 255, checksum, Ethernet header. */
@@ -138,7 +68,7 @@ static void send_nd(struct router *r, uint16_t port_id, uint8_t type, uint8_t fl
 }
 
 /* Multicast to the target's solicited-node group (RFC 4861 7.2.2). */
-static void send_solicit(struct router *r, uint16_t port_id, const uint8_t target[16])
+void nd_send_solicit(struct router *r, uint16_t port_id, const uint8_t target[16])
 {
 	uint8_t src[16], dst[16] = {0xff, 2, [11] = 1, [12] = 0xff};
 	struct rte_ether_addr l2 = {{0x33, 0x33, 0xff, target[13], target[14], target[15]}};
@@ -155,55 +85,20 @@ static void send_solicit(struct router *r, uint16_t port_id, const uint8_t targe
 	send_nd(r, port_id, ND_NEIGHBOR_SOLICIT, 0, src, dst, target, &l2);
 }
 
-static void release_held(struct router *r, struct nd_entry *e)
-{
-	struct rte_mbuf *held[ND_HOLD_MAX];
-	uint8_t n = e->nb_held;
-
-	memcpy(held, e->held, n * sizeof(held[0]));
-	e->nb_held = 0;
-	for (uint8_t h = 0; h < n; h++)
-		router_output_ip(r, held[h]); /* by version: IPv6 or IPv4 into an IPv6 tunnel */
-}
-
-static void learn(struct router *r, struct nd_entry *e, const uint8_t mac[6])
-{
-	memcpy(e->mac.addr_bytes, mac, 6);
-	e->state = ND_REACHABLE;
-	e->solicits = 0;
-	e->expires = r->now + ND_REACHABLE_S * r->hz;
-	e->refresh_at = r->now + ND_REFRESH_S * r->hz;
-	e->next_solicit = 0;
-	release_held(r, e);
-}
-
 int nd_resolve(struct router *r, uint16_t port, const uint8_t nexthop[16], struct rte_mbuf *m,
 	       struct rte_ether_addr *mac)
 {
-	struct nd_entry *e = entry_find(r->nd, port, nexthop);
+	return neighbor_resolve(r, 6, port, nexthop, m, mac);
+}
 
-	if (e != NULL && e->state == ND_REACHABLE) {
-		if (r->now >= e->refresh_at && r->now >= e->next_solicit) {
-			e->next_solicit = r->now + r->hz;
-			send_solicit(r, port, nexthop);
-		}
-		*mac = e->mac;
+/* On the link of port: one of its prefixes, or link-local (RFC 4291 2.5.6). */
+static int on_port_link(const struct router_port *port, const uint8_t addr[16])
+{
+	if (addr[0] == 0xfe && (addr[1] & 0xc0) == 0x80)
 		return 1;
-	}
-	if (e == NULL) {
-		e = entry_create(r->nd, port, nexthop);
-		if (e == NULL) {
-			router_drop(r, m, ESGW_DROP_ARP_UNRESOLVED);
-			return 0;
-		}
-		e->solicits = 1;
-		e->next_solicit = r->now + r->hz;
-		send_solicit(r, port, nexthop);
-	}
-	if (e->nb_held == ND_HOLD_MAX)
-		router_drop(r, m, ESGW_DROP_ARP_UNRESOLVED);
-	else
-		e->held[e->nb_held++] = m;
+	for (uint32_t i = 0; i < port->nb_addrs6; i++)
+		if (esgw_prefix6_match(port->addrs6[i].addr, addr, port->addrs6[i].len))
+			return 1;
 	return 0;
 }
 
@@ -260,7 +155,6 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 	uint32_t len = rte_pktmbuf_data_len(m) - IPV6_HEADER_LEN;
 	static const uint8_t unspecified[16];
 	int src_unspecified = memcmp(ip + 8, unspecified, 16) == 0, bad;
-	struct nd_entry *e;
 
 	/* RFC 4861 7.1: hop limit 255 (not routed), code 0, whole message. */
 	if (ip[7] != ND_HOP_LIMIT || icmp[1] != 0 || len < ND_MESSAGE_LEN || target[0] == 0xff) {
@@ -276,10 +170,13 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 	}
 	if (icmp[0] == ND_NEIGHBOR_ADVERT) {
 		/* Only what we asked for: unsolicited advertisements update an
-		 * entry but never create one (RFC 4861 7.2.5). */
-		e = entry_find(r->nd, in_port, target);
-		if (e != NULL && ll != NULL && !(ll[0] & 1))
-			learn(r, e, ll);
+		 * entry but never create one, and without the override flag
+		 * never change its link-layer address (RFC 4861 7.2.5). */
+		if (ll == NULL || (ll[0] & 1) ||
+		    !neighbor_learn(r, 6, in_port, target, ll,
+				    icmp[4] & ND_FLAG_OVERRIDE ? NEIGH_LEARN_UPDATE
+							       : NEIGH_LEARN_NO_OVERRIDE))
+			r->ctr.neighbor_unsolicited++;
 		advert_to_host(r, m, in_port);
 		return;
 	}
@@ -288,11 +185,10 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		return;
 	}
 	if (!src_unspecified && ll != NULL && !(ll[0] & 1)) {
-		e = entry_find(r->nd, in_port, ip + 8);
-		if (e == NULL)
-			e = entry_create(r->nd, in_port, ip + 8);
-		if (e != NULL)
-			learn(r, e, ll);
+		if (on_port_link(port, ip + 8))
+			neighbor_learn(r, 6, in_port, ip + 8, ll, NEIGH_LEARN_CREATE);
+		else
+			r->ctr.neighbor_off_subnet++; /* answered, not learnt */
 	}
 	{
 		/* Answer: to the solicitor, or to all nodes during its DAD. */
@@ -317,26 +213,5 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 			ND_FLAG_ROUTER | ND_FLAG_OVERRIDE |
 				(src_unspecified ? 0 : ND_FLAG_SOLICITED),
 			tgt, dst, tgt, &l2);
-	}
-}
-
-void nd_timer(struct router *r, uint64_t now)
-{
-	if (r->nd == NULL || r->nd->nb_used == 0)
-		return;
-	for (int i = 0; i < ND_ENTRIES; i++) {
-		struct nd_entry *e = &r->nd->entries[i];
-
-		if (e->state == ND_REACHABLE && now >= e->expires) {
-			entry_delete(r, e);
-		} else if (e->state == ND_INCOMPLETE && now >= e->next_solicit) {
-			if (e->solicits >= ND_SOLICITS_MAX) {
-				entry_delete(r, e);
-				continue;
-			}
-			e->solicits++;
-			e->next_solicit = now + r->hz;
-			send_solicit(r, e->port, e->addr);
-		}
 	}
 }

@@ -16,7 +16,7 @@
 #include "fib.h"
 #include "fib6.h"
 
-#define ROUTER_MAX_ADDRS 16 /* addresses per interface */
+#define ROUTER_MAX_ADDRS ESGW_MAX_ADDRS_PER_INTERFACE
 #define ROUTER_BATCH (2 * ESGW_BURST)
 #define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 
@@ -69,7 +69,7 @@ struct router_sa_in {
 	uint8_t used;
 };
 
-#define ROUTER_NATT_PORTS_MAX 8 /* distinct local UDP encapsulation ports */
+#define ROUTER_NATT_PORTS_MAX ESGW_MAX_NATT_PORTS
 struct spd_table;
 
 struct router_tables {
@@ -139,15 +139,6 @@ struct router_handover {
 	uint16_t from, to;
 };
 
-struct arp_entry;
-
-struct arp_cache {
-	struct arp_entry *entries; /* fixed pool */
-	int32_t *buckets;          /* heads of chains, -1 empty */
-	int32_t free_list;
-	uint32_t nb_used;
-};
-
 struct router {
 	struct esgw_dp dp; /* first: the control callbacks get &router.dp */
 	struct rte_ring *router_in;
@@ -155,7 +146,7 @@ struct router {
 	struct rte_ring *decrypted_ring[ESGW_MAX_WORKERS]; /* from crypto worker N */
 	struct router_tables *tables;
 	struct rte_ring *punt_ring; /* to the host's TAP via rxtx (punt.c); may be NULL */
-	struct arp_cache arp;
+	struct neighbor_table *neigh; /* ARP and ND (neighbor.c) */
 	struct ring_batch tx[ESGW_MAX_PORTS];
 	struct ring_batch crypto[ESGW_MAX_WORKERS];
 	struct router_counters ctr;
@@ -176,7 +167,6 @@ struct router {
 	uint32_t punt_budget;
 	struct router_handover handovers[ESGW_MAX_SA]; /* markers the ring refused */
 	uint32_t nb_handovers;
-	struct nd_cache *nd;            /* IPv6 neighbors (nd.c) */
 	struct reassembly_table *reasm; /* IPv4 and IPv6 fragments to us (reassembly.c) */
 };
 
@@ -223,18 +213,48 @@ int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg
  * after decrement, or originated by the gateway). Consumes m. */
 void router_output_ip(struct router *r, struct rte_mbuf *m);
 
-/* arp.c */
-int arp_cache_init(struct arp_cache *c);
-void arp_cache_free(struct arp_cache *c);
+/* neighbor.c: the neighbour table of ARP and ND */
+int neighbor_table_init(struct router *r);
+void neighbor_table_free(struct router *r);
+/* An IPv4 address (host order) as a neighbour table address. */
+void neighbor_addr4(uint32_t ip, uint8_t addr[16]);
+/* MAC of addr (family 4 or 6) on port: 1 with mac filled, or 0 after
+ * holding m (a request or solicitation is sent) or dropping it
+ * (ARP_UNRESOLVED). Held packets go through router_output_ip again once
+ * resolved. */
+int neighbor_resolve(struct router *r, uint8_t family, uint16_t port, const uint8_t addr[16],
+		     struct rte_mbuf *m, struct rte_ether_addr *mac);
+enum neighbor_how {
+	NEIGH_LEARN_CREATE,      /* a request to us from an on-link sender: may create */
+	NEIGH_LEARN_UPDATE,      /* a reply, an advertisement with override: existing only */
+	NEIGH_LEARN_NO_OVERRIDE, /* an advertisement without override: never a new MAC */
+};
+/* What a message says of addr on port; 1 if an entry was made or changed. */
+int neighbor_learn(struct router *r, uint8_t family, uint16_t port, const uint8_t addr[16],
+		   const uint8_t mac[6], enum neighbor_how how);
+void neighbor_timer(struct router *r, uint64_t now);
 /* Drop entries (and held packets) of ports not present in t. */
-void arp_cache_prune(struct router *r, const struct router_tables *t);
+void neighbor_prune(struct router *r, const struct router_tables *t);
+/* Static neighbours of cfg: refused (-1, err) if one does not parse, or
+ * there are too many; made permanent by _apply (after the tables swap). */
+int neighbor_static_check(const struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
+			  size_t errlen);
+void neighbor_static_apply(struct router *r, const Esgw__DpConfig *cfg);
+struct neighbor_gauges {
+	uint32_t entries, incomplete, permanent, held;
+};
+void neighbor_gauges(const struct router *r, struct neighbor_gauges *g);
+/* Every entry, for a stats query that asks (memory from esgw_dp_alloc). */
+Esgw__NeighborInfo **neighbor_list(struct router *r, size_t *n);
+
+/* arp.c */
 void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+void arp_send_request(struct router *r, uint16_t port_id, uint32_t target);
 /* MAC of nexthop on port: returns 1 with mac filled, or 0 after holding m
  * (resolution started) or dropping it (ARP_UNRESOLVED). m is an IPv4 packet
  * without L2; when the reply arrives it goes through router_output_ip again. */
 int arp_resolve(struct router *r, uint16_t port, uint32_t nexthop, struct rte_mbuf *m,
 		struct rte_ether_addr *mac);
-void arp_timer(struct router *r, uint64_t now);
 
 /* icmp.c */
 /* An ICMP packet to a gateway address: answers echo requests. Consumes m. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The router's answer to a stats query: its named counters, then every drop
- * reason. */
+/* The router's answer to a stats query: its named counters, the sizes of its
+ * tables that input can fill, then every drop reason; the neighbour table
+ * itself when the query asks for it. */
 #include "router.h"
 
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
@@ -16,14 +17,27 @@ void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 		FOREACH_ROUTER_COUNTER(ROUTER_COUNTER_VALUE)
 #undef ROUTER_COUNTER_VALUE
 	};
-	size_t nb_named = sizeof(names) / sizeof(names[0]), nb_drops;
+	size_t nb_named = sizeof(names) / sizeof(names[0]), nb_drops, n = 0;
 	Esgw__Counter **drops = esgw_dp_drop_counters(dp, r->ctr.drops, &nb_drops);
-	Esgw__Counter **all = esgw_dp_alloc(dp, (nb_named + nb_drops) * sizeof(*all));
+	Esgw__Counter **all = esgw_dp_alloc(dp, (nb_named + 6 + nb_drops) * sizeof(*all));
+	struct neighbor_gauges g;
+	unsigned int reasm = reassembly_mbufs_held(r);
 
+	neighbor_gauges(r, &g);
 	for (size_t i = 0; i < nb_named; i++)
-		all[i] = esgw_dp_counter(dp, names[i], values[i]);
+		all[n++] = esgw_dp_counter(dp, names[i], values[i]);
+	/* Gauges: what the tables hold now. mbufs_held is what a kill of this
+	 * process would take out of the pool beyond its current burst. */
+	all[n++] = esgw_dp_counter(dp, "neighbor_entries", g.entries);
+	all[n++] = esgw_dp_counter(dp, "neighbor_incomplete", g.incomplete);
+	all[n++] = esgw_dp_counter(dp, "neighbor_permanent", g.permanent);
+	all[n++] = esgw_dp_counter(dp, "neighbor_held_now", g.held);
+	all[n++] = esgw_dp_counter(dp, "reassembly_held_now", reasm);
+	all[n++] = esgw_dp_counter(dp, "mbufs_held", g.held + reasm);
 	for (size_t i = 0; i < nb_drops; i++)
-		all[nb_named + i] = drops[i];
+		all[n++] = drops[i];
 	stats->counters = all;
-	stats->n_counters = nb_named + nb_drops;
+	stats->n_counters = n;
+	if (dp->stats_query != NULL && dp->stats_query->neighbors)
+		stats->neighbors = neighbor_list(r, &stats->n_neighbors);
 }

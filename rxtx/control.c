@@ -67,6 +67,9 @@ void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->counters[n++] = esgw_dp_counter(dp, "tx_packets", rx->tx_packets);
 	stats->counters[n++] = esgw_dp_counter(dp, "punt_tx", rx->punt_tx);
 	stats->counters[n++] = esgw_dp_counter(dp, "punt_rx", rx->punt_rx);
+	/* The whole pool (every lcore's cache included: they live in it). */
+	stats->mbuf_pool_size = dp->pool->size;
+	stats->mbuf_in_use = rte_mempool_in_use_count(dp->pool);
 	for (size_t i = 0; i < n_drops; i++)
 		stats->counters[n++] = drops[i];
 	stats->n_counters = n;
