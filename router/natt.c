@@ -71,7 +71,7 @@ static int natt_payload_is_esp(struct router *r, struct rte_mbuf *m, uint16_t dp
 			       const uint8_t *payload, size_t payload_len)
 {
 	if (dport == IKE_PORT) {
-		punt_to_host(r, m);
+		punt_ike_to_host(r, m);
 		return 0;
 	}
 	if (!is_natt_port(r->tables, dport)) { /* any other UDP service: the host's */
@@ -90,7 +90,7 @@ static int natt_payload_is_esp(struct router *r, struct rte_mbuf *m, uint16_t dp
 		return 0;
 	}
 	if (read_be32(payload) == 0) { /* non-ESP marker: IKE on the NAT-T port */
-		punt_to_host(r, m);
+		punt_ike_to_host(r, m);
 		return 0;
 	}
 	return 1;

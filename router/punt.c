@@ -32,11 +32,18 @@
  *
  * Rate: writing to a TAP is a system call per frame in rxtx, the process
  * that also polls the ports. A flood to the gateway's addresses must not
- * take the dataplane down with it, so punts are limited to
- * PUNT_PER_WINDOW per PUNT_WINDOW_MS (~25k frames/s, enough for IKE and an
- * SSH session, far below what would starve rxtx); the excess is dropped as
- * punt_policed. Until rxtx has created the ring, punts are dropped as
- * punted_no_host (and ARP copies simply freed: the router used them). */
+ * take the dataplane down with it, so punts are limited per PUNT_WINDOW_MS
+ * (~25k frames/s in all, far below what would starve rxtx), and each class
+ * has its own budget so that a flood of one class never starves another:
+ * IKE (UDP 500 and non-ESP-marked NAT-T: what keeps the tunnels up) first,
+ * then the copies of ARP replies and neighbor advertisements, then TCP (SSH
+ * to the gateway), then everything else (other UDP, other protocols, ICMP
+ * for the host). The excess of a class is dropped as punt_policed and
+ * counted per class (punt_policed_<class>; punted_<class> for what went).
+ * Until rxtx has created the ring, punts are dropped as punted_no_host (and
+ * ARP copies simply freed: the router used them). */
+#include <string.h>
+
 #include <rte_ether.h>
 
 #include "headers.h"
@@ -44,7 +51,11 @@
 #include "router.h"
 
 #define PUNT_WINDOW_MS 10
-#define PUNT_PER_WINDOW 256
+
+/* Frames per window and class: IKE 6400/s, neighbour copies 3200/s, TCP
+ * 6400/s, the rest 9600/s. */
+static const uint32_t punt_per_window[PUNT_CLASSES] = {
+	[PUNT_IKE] = 64, [PUNT_NEIGHBOR] = 32, [PUNT_TCP] = 64, [PUNT_OTHER] = 96};
 
 void punt_ring_lookup(struct router *r)
 {
@@ -57,21 +68,29 @@ void punt_ring_lookup(struct router *r)
 	}
 }
 
-static int punt_rate_allows(struct router *r)
+static int punt_rate_allows(struct router *r, enum punt_class c)
 {
 	if (r->now - r->punt_window >= r->hz / 1000 * PUNT_WINDOW_MS) {
 		r->punt_window = r->now;
-		r->punt_budget = PUNT_PER_WINDOW;
+		memcpy(r->punt_budget, punt_per_window, sizeof(r->punt_budget));
 	}
-	if (r->punt_budget == 0)
+	if (r->punt_budget[c] == 0) {
+		uint64_t *policed[PUNT_CLASSES] = {
+			&r->ctr.punt_policed_ike, &r->ctr.punt_policed_neighbor,
+			&r->ctr.punt_policed_tcp, &r->ctr.punt_policed_other};
+
+		(*policed[c])++;
 		return 0;
-	r->punt_budget--;
+	}
+	r->punt_budget[c]--;
 	return 1;
 }
 
 /* m is a complete frame for the TAP of port. */
-static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port)
+static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port, enum punt_class c)
 {
+	uint64_t *punted[PUNT_CLASSES] = {&r->ctr.punted_ike, &r->ctr.punted_neighbor,
+					  &r->ctr.punted_tcp, &r->ctr.punted_other};
 	struct esgw_meta *meta = esgw_meta(m);
 
 	meta->kind = ESGW_PKT_RX;
@@ -81,11 +100,12 @@ static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port)
 		return;
 	}
 	r->ctr.punted++;
+	(*punted[c])++;
 	/* Rung with the round's other doorbells once the round is over. */
 	esgw_dp_wake(&r->dp, &r->dp.shared->db_rxtx);
 }
 
-void punt_to_host(struct router *r, struct rte_mbuf *m)
+static void punt_packet(struct router *r, struct rte_mbuf *m, enum punt_class c)
 {
 	struct esgw_meta *meta = esgw_meta(m);
 	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
@@ -117,7 +137,7 @@ void punt_to_host(struct router *r, struct rte_mbuf *m)
 		router_drop(r, m, ESGW_DROP_PUNTED_NO_HOST);
 		return;
 	}
-	if (!punt_rate_allows(r)) {
+	if (!punt_rate_allows(r, c)) {
 		router_drop(r, m, ESGW_DROP_PUNT_POLICED);
 		return;
 	}
@@ -140,14 +160,27 @@ void punt_to_host(struct router *r, struct rte_mbuf *m)
 	if (!received)
 		rte_ether_addr_copy(&port->mac, &eth->src_addr);
 	eth->ether_type = rte_cpu_to_be_16(ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
-	punt_enqueue(r, m, port_id);
+	punt_enqueue(r, m, port_id, c);
+}
+
+void punt_to_host(struct router *r, struct rte_mbuf *m)
+{
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	uint8_t proto = ip[0] >> 4 == 6 ? ip[6] : ip[9];
+
+	punt_packet(r, m, proto == IPPROTO_TCP_NUM ? PUNT_TCP : PUNT_OTHER);
+}
+
+void punt_ike_to_host(struct router *r, struct rte_mbuf *m)
+{
+	punt_packet(r, m, PUNT_IKE);
 }
 
 void punt_frame_to_host(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 {
-	if (r->punt_ring == NULL || !punt_rate_allows(r)) {
+	if (r->punt_ring == NULL || !punt_rate_allows(r, PUNT_NEIGHBOR)) {
 		rte_pktmbuf_free(m); /* consumed by the router already: not a drop */
 		return;
 	}
-	punt_enqueue(r, m, in_port);
+	punt_enqueue(r, m, in_port, PUNT_NEIGHBOR);
 }

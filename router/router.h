@@ -139,6 +139,9 @@ struct router_handover {
 	uint16_t from, to;
 };
 
+/* What the host is sent (punt.c), each class with its own budget. */
+enum punt_class { PUNT_IKE, PUNT_NEIGHBOR, PUNT_TCP, PUNT_OTHER, PUNT_CLASSES };
+
 struct router {
 	struct esgw_dp dp; /* first: the control callbacks get &router.dp */
 	struct rte_ring *router_in;
@@ -164,7 +167,7 @@ struct router {
 	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
 	uint32_t icmp_budget;
 	uint64_t punt_window; /* TSC start of the window in which punt_budget counts */
-	uint32_t punt_budget;
+	uint32_t punt_budget[PUNT_CLASSES];
 	struct router_handover handovers[ESGW_MAX_SA]; /* markers the ring refused */
 	uint32_t nb_handovers;
 	struct reassembly_table *reasm; /* IPv4 and IPv6 fragments to us (reassembly.c) */
@@ -320,6 +323,8 @@ uint16_t natt_local_port(const Esgw__DpSa *sa);
  * stripped; of a received frame still in the headroom) to the host's own
  * stack through rxtx and a TAP. Consumes m. */
 void punt_to_host(struct router *r, struct rte_mbuf *m);
+/* The same for IKE (UDP 500, non-ESP-marked NAT-T), with the IKE budget. */
+void punt_ike_to_host(struct router *r, struct rte_mbuf *m);
 /* A copy for the host of a frame the router consumed itself (an ARP reply
  * or a unicast neighbor advertisement): the host may have asked through the
  * TAP too.

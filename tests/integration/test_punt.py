@@ -180,6 +180,77 @@ def test_closed_tcp_port_gets_reset_from_host(punt):
         client.close()
 
 
+def test_udp_flood_never_starves_ike_or_ssh(punt):
+    """Issue 9, point 4: a UDP flood from the WAN to some other port of gw1
+    (port 9, far above the punt budget of its class) while IKE datagrams and
+    an SSH-like TCP session go to the host: each class has its own budget,
+    so no IKE datagram is policed, all reach the host's socket, the TCP
+    exchange completes, the flood is policed in its own class, and the
+    router is the same process afterwards."""
+    import time
+    from scapy.layers.inet import IP, UDP
+    from scapy.layers.l2 import Ether
+    from scapy.packet import Raw
+    gw, ns, peer = punt["gw1"], punt["ns"], punt["peer"]
+    _udp_round_trip(punt, 500, b"IKE warm-up")  # ARP both ways settled
+    before = _counters(gw, "router")
+    missed = gw.total_drop("rx_missed")
+    procs = gw.process_snapshot()
+    flood = bytes(Ether(dst=peer.gw_mac, src=peer.mac) /
+                  IP(src=h.GW2_WAN, dst=h.GW1_WAN) / UDP(sport=40000, dport=9) / Raw(b"f" * 18))
+    stop = threading.Event()
+    sent = [0]
+
+    def flooder():
+        while not stop.is_set():
+            for _ in range(200):
+                peer.l2_sock.send(flood)
+            sent[0] += 200
+            time.sleep(0.001)
+
+    host = h.udp_socket(ns["gw1"], "0.0.0.0", 500, timeout=0.05)
+    client = h.udp_socket(ns["peer"], h.GW2_WAN, 0)
+    t = threading.Thread(target=flooder, daemon=True)
+    t.start()
+    got = set()
+    try:
+        # Half a second of flood before IKE starts: the flood's class is
+        # over its budget the whole time.
+        h.wait_for(lambda: _counters(gw, "router").get("punt_policed_other", 0) >
+                   before.get("punt_policed_other", 0), 10, 0.1, "the flood policed")
+        for i in range(200):
+            client.sendto(b"IKE-%03d" % i, (h.GW1_WAN, 500))
+            try:
+                while True:
+                    got.add(host.recvfrom(2048)[0])
+            except OSError:
+                pass
+        _tcp_echo(ns["gw1"], socket.AF_INET, ns["peer"], h.GW1_WAN, 2224, 3000,
+                  b"SSH-2.0-esgw-host echo ")
+        deadline = time.monotonic() + 3
+        while len(got) < 200 and time.monotonic() < deadline:
+            try:
+                got.add(host.recvfrom(2048)[0])
+            except OSError:
+                pass
+    finally:
+        stop.set()
+        t.join(5)
+        host.close()
+        client.close()
+    after = _counters(gw, "router")
+    lost_before_router = gw.total_drop("rx_missed") - missed
+    print("flood: %d frames sent, %d policed; IKE: 200 sent, %d received; rx_missed +%d" % (
+        sent[0], after["punt_policed_other"] - before.get("punt_policed_other", 0), len(got),
+        lost_before_router))
+    assert after["punt_policed_ike"] == before.get("punt_policed_ike", 0)
+    assert after["punt_policed_tcp"] == before.get("punt_policed_tcp", 0)
+    assert after["punt_policed_other"] > before.get("punt_policed_other", 0)
+    assert after["punted_ike"] >= before.get("punted_ike", 0) + 200 - lost_before_router
+    assert len(got) >= 200 - lost_before_router, "IKE datagrams lost: %d" % (200 - len(got))
+    assert gw.process_snapshot() == procs, "a process changed during the flood"
+
+
 def test_esp_and_echo_stay_in_the_dataplane(punt):
     """A ping to gw1 is answered by the router (once: the host never sees it,
     or it would answer too), and ESP is decrypted by the worker, not punted."""
