@@ -11,6 +11,7 @@
  * configuration (ctl/limits.c), so a push is never refused for them. */
 #define ESGW_MAX_ADDRS_PER_INTERFACE 16 /* IPv4 and IPv6 together */
 #define ESGW_MAX_NATT_PORTS 8           /* distinct local UDP encapsulation ports, 4500 included */
-#define ESGW_MAX_STATIC_NEIGHBORS 256   /* of the 2048 neighbour entries */
+#define ESGW_NEIGHBOR_ENTRIES 2048      /* ARP and ND together */
+#define ESGW_MAX_STATIC_NEIGHBORS 256   /* of the neighbour entries */
 
 #endif

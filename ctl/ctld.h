@@ -112,6 +112,10 @@ void make_parent_dirs(const char *path);
 Esgw__Config *config_load(const char *path);
 int config_save(const Esgw__Config *c, const char *path, char *err, size_t errlen);
 
+/* limits.c: refuses (INVALID_ARGUMENT, the limit in err) a configuration
+ * the dataplane cannot hold or apply. */
+Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen);
+
 /* handlers.c: the control API. Fills resp; frees nothing of req. */
 void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
 void handle_response_free(Esgw__Response *resp);

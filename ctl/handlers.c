@@ -653,6 +653,8 @@ void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, s
 	 * failed save leave memory and disk in agreement. */
 	before = msg_clone(ctld.config);
 	resp->status = h->fn(req, resp, err, errlen);
+	if (resp->status == OK)
+		resp->status = config_check_limits(ctld.config, err, errlen);
 	if (resp->status == OK && config_save(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
 		ESGW_ERR("%s", err);
 		resp->status = ESGW__STATUS__STATUS_INTERNAL;

@@ -28,7 +28,7 @@
 #include "headers.h"
 #include "router.h"
 
-#define NEIGH_ENTRIES 2048
+#define NEIGH_ENTRIES ESGW_NEIGHBOR_ENTRIES
 #define NEIGH_BUCKETS 1024
 #define NEIGH_INCOMPLETE_MAX 256
 #define NEIGH_HOLD_PER_ENTRY 64

@@ -849,3 +849,67 @@ def test_unprivileged_user_is_refused(ctld):
                        text=True)
     assert r.returncode == 1 and r.stderr.startswith("esgwctl: ")
     assert "ermission denied" in r.stderr
+
+
+# ------------------------------------------------ what the dataplane can hold
+
+def test_refuses_what_the_dataplane_cannot_hold(ctld, pb):
+    """Issue 9, point 5: a configuration the router's tables cannot hold (or
+    that it could not apply) is refused at the API with STATUS_INVALID_ARGUMENT
+    and the limit in the message, and nothing changes; what fits is taken."""
+    basic_config(ctld)
+
+    def refused(args, needle):
+        before = ctld.ok("--json", "show", "config")
+        r = ctld.ctl(*args)
+        assert r.returncode == 1, (args, r.stdout, r.stderr)
+        assert needle in r.stderr, (args, r.stderr)
+        assert ctld.ok("--json", "show", "config") == before
+
+    # Addresses: wan has one; 15 more fit (16, IPv4 and IPv6 together).
+    for i in range(15):
+        ctld.ok("interface", "address", "add", "wan",
+                ("2001:db8:77::%d/64" % i) if i % 2 else ("198.51.100.%d/32" % i))
+    refused(["interface", "address", "add", "wan", "198.51.100.99/32"], "at most 16 addresses")
+    # NAT-T: 4500 and 7 other local ports fit; an 8th other one does not.
+    for k in range(7):
+        ctld.ok("sa", "add", str(100 + k), "spi", str(6000 + k), "alg", "aes-gcm-128",
+                "crypto-key", GCM_KEY + GCM_SALT, "encap", "udp", "sport", str(4600 + k))
+    ctld.ok("sa", "add", "120", "spi", "6100", "alg", "aes-gcm-128", "crypto-key",
+            GCM_KEY + GCM_SALT, "encap", "udp", "sport", "4600")  # a port already counted
+    refused(["sa", "add", "121", "spi", "6101", "alg", "aes-gcm-128", "crypto-key",
+             GCM_KEY + GCM_SALT, "encap", "udp", "sport", "4700"], "at most 8")
+    # A next hop the router could not place (no interface subnet holds it).
+    refused(["route", "add", "10.9.0.0/24", "via", "203.0.113.1"], "not on the subnet")
+    refused(["route", "add", "2001:db8:9::/64", "via", "2001:db8:99::1"], "not on the subnet")
+    refused(["route", "add", "10.9.0.0/24", "via", "192.0.2.1"], "not on the subnet")  # ours
+    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")
+    ctld.ok("route", "add", "2001:db8:9::/64", "via", "2001:db8:77::99")
+    refused(["interface", "address", "del", "wan", "192.0.2.1/24"], "route 10.9.0.0/24")
+    # One SA, one direction.
+    refused(["tunnel", "add", "t9", "local", "192.0.2.1", "remote", "192.0.2.9",
+             "sa-out", "100", "sa-in", "100"], "both its sa-out and an sa-in")
+    refused(["tunnel", "set", "t0", "sa-in", "20,10"], "both its sa-out and an sa-in")
+    # Static neighbours: 256 fit, the 257th does not (raw API, one connection).
+    s = socket.socket(socket.AF_UNIX)
+    s.settimeout(10)
+    s.connect(ctld.sock)
+    try:
+        for i in range(257):
+            n = pb.Neighbor(interface="lan", address="10.1.%d.%d" % (i // 200, 1 + i % 200),
+                            mac="02:00:00:00:%02x:%02x" % (i >> 8, i & 255))
+            send_frame(s, pb.Request(version=1, neighbor_add=n).SerializeToString())
+            r = pb.Response.FromString(recv_frame(s))
+            if i < 256:
+                assert r.status == pb.STATUS_OK, (i, r.error)
+            else:
+                assert r.status == pb.STATUS_INVALID_ARGUMENT and "256" in r.error, r.error
+        # The same refusals by status code over the raw API.
+        send_frame(s, pb.Request(version=1, address_add=pb.AddressChange(
+            interface="wan", address="198.51.100.98/32")).SerializeToString())
+        r = pb.Response.FromString(recv_frame(s))
+        assert r.status == pb.STATUS_INVALID_ARGUMENT and "16" in r.error
+    finally:
+        s.close()
+    assert len(ctld.json("show", "config")["config"]["neighbors"]) == 256
+    assert ctld.alive()
