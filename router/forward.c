@@ -204,6 +204,25 @@ static int frame_for_us(const struct rte_ether_hdr *eth, const struct router_por
 	       rte_is_same_ether_addr(&eth->dst_addr, &port->mac);
 }
 
+void router_input(struct router *r, struct rte_mbuf *m)
+{
+	const struct esgw_meta *meta = esgw_meta(m);
+
+	switch (meta->kind) {
+	case ESGW_PKT_RX:
+		r->ctr.rx_packets++;
+		router_input_frame(r, m, meta->in_port);
+		break;
+	case ESGW_PKT_DECRYPTED:
+		r->ctr.from_crypto++;
+		router_input_ip(r, m);
+		break;
+	default:
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		break;
+	}
+}
+
 void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 {
 	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);

@@ -97,6 +97,8 @@ void tunnel_set_overhead(struct router_tunnel *t, unsigned int algorithm);
 
 /* reassembly.c */
 struct reassembly_table *reassembly_table_alloc(void);
+/* Free the table and the fragments it holds (at exit). */
+void reassembly_table_free(struct router *r);
 /* An IPv4 fragment to a gateway address: returns the whole datagram (one
  * contiguous mbuf) when this fragment completed it, else NULL (held, or
  * dropped with a reason). Consumes m either way. */

@@ -64,24 +64,9 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	for (unsigned int i = 0; i < n && i < DATA_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (unsigned int i = 0; i < n; i++) {
-		struct rte_mbuf *m = pkts[i];
-		struct esgw_meta *meta = esgw_meta(m);
-
 		if (i + DATA_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
-		switch (meta->kind) {
-		case ESGW_PKT_RX:
-			r->ctr.rx_packets++;
-			router_input_frame(r, m, meta->in_port);
-			break;
-		case ESGW_PKT_DECRYPTED:
-			r->ctr.from_crypto++;
-			router_input_ip(r, m);
-			break;
-		default:
-			router_drop(r, m, ESGW_DROP_MALFORMED);
-			break;
-		}
+		router_input(r, pkts[i]);
 	}
 	return n;
 }
@@ -166,6 +151,7 @@ int main(int argc, char **argv)
 	esgw_dp_ctl_close(&r->dp);
 out_arp:
 	neighbor_table_free(r);
+	reassembly_table_free(r);
 out_tables:
 	router_tables_free(r->tables);
 out_eal:

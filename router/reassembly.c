@@ -80,6 +80,16 @@ struct reassembly_table *reassembly_table_alloc(void)
 	return calloc(1, sizeof(struct reassembly_table));
 }
 
+void reassembly_table_free(struct router *r)
+{
+	/* Held mbufs go back to the shared pool: other processes keep using it. */
+	for (int i = 0; r->reasm != NULL && i < REASM_DATAGRAMS; i++)
+		for (uint8_t k = 0; k < r->reasm->d[i].nb; k++)
+			rte_pktmbuf_free(r->reasm->d[i].frags[k].m);
+	free(r->reasm);
+	r->reasm = NULL;
+}
+
 static void datagram_drop(struct router *r, struct reassembly_datagram *d, enum esgw_drop reason)
 {
 	for (uint8_t i = 0; i < d->nb; i++)

@@ -196,6 +196,9 @@ void router_send_crypto(struct router *r, uint32_t worker, struct rte_mbuf *m);
 void router_flush(struct router *r);
 
 /* forward.c */
+/* Whatever arrives on the router's input rings: a frame from a port (kind
+ * RX) or a decrypted packet (kind DECRYPTED). The fuzz target's entry too. */
+void router_input(struct router *r, struct rte_mbuf *m);
 /* An Ethernet frame from a port (kind RX). */
 void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port);
 /* An IPv4 packet without L2 (after L2 strip, or decrypted): validate, deliver

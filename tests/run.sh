@@ -35,14 +35,17 @@ passed=$((passed + ${ok:-0}))
 failed=$((failed + bad))
 [ -z "$ok" ] && failed=$((failed + 1))
 
-# --- fuzzing the inbound ESP path (libFuzzer, bounded)
-if tests/fuzz/run.sh 20000 >/tmp/esgw-fuzz.log 2>&1; then
-	echo "fuzz: 20000 inputs, no findings"
-	passed=$((passed + 1))
-else
-	tail -30 /tmp/esgw-fuzz.log
-	failed=$((failed + 1))
-fi
+# --- fuzzing the inbound ESP path and the router's input path (libFuzzer,
+# bounded; every seed, the regressions among them, runs first)
+for target in esp_decap router; do
+	if tests/fuzz/run.sh --target "$target" 20000 >"/tmp/esgw-fuzz-$target.log" 2>&1; then
+		echo "fuzz $target: 20000 inputs, no findings"
+		passed=$((passed + 1))
+	else
+		tail -30 "/tmp/esgw-fuzz-$target.log"
+		failed=$((failed + 1))
+	fi
+done
 
 # --- integration tests (real processes, namespaces, scapy as the independent ESP peer)
 junit=/tmp/esgw-integration.xml
