@@ -207,19 +207,27 @@ void dp_stats_free(Esgw__DpResponse *r)
 		esgw__dp_response__free_unpacked(r, NULL);
 }
 
-Esgw__DpResponse *dp_neighbors(struct dp_proc *p)
+/* A DpStatsQuery to p; NULL if it is not running or does not answer. */
+static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *asked)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
 	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
-	Esgw__DpResponse *resp;
 
-	if (ctld.opt.standalone && p->state != PROC_RUNNING)
+	*asked = !(ctld.opt.standalone && p->state != PROC_RUNNING);
+	if (!*asked)
 		return NULL;
-	q.neighbors = true;
+	q.neighbors = neighbors;
 	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
 	req.stats = &q;
-	resp = exchange_msg(p, &req);
+	return exchange_msg(p, &req);
+}
+
+Esgw__DpResponse *dp_neighbors(struct dp_proc *p)
+{
+	bool asked;
+	Esgw__DpResponse *resp = stats_query(p, true, &asked);
+
 	if (resp != NULL && (resp->status != ESGW__STATUS__STATUS_OK || resp->stats == NULL)) {
 		dp_stats_free(resp);
 		return NULL;
@@ -229,16 +237,11 @@ Esgw__DpResponse *dp_neighbors(struct dp_proc *p)
 
 Esgw__DpResponse *dp_stats(struct dp_proc *p)
 {
-	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
-	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
-	Esgw__DpResponse *resp;
+	bool asked;
+	Esgw__DpResponse *resp = stats_query(p, false, &asked);
 
-	if (ctld.opt.standalone && p->state != PROC_RUNNING)
+	if (!asked)
 		return NULL;
-	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
-	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
-	req.stats = &q;
-	resp = exchange_msg(p, &req);
 	if (resp == NULL) {
 		/* Still the same running process, just slow to answer: its last
 		 * counters beat zeros that would make totals go backwards. */

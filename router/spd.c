@@ -237,6 +237,18 @@ fail:
 	return -1;
 }
 
+/* The flow of m; -1 with m dropped if it cannot be classified, so that
+ * possibly protected traffic fails closed. */
+static int packet_flow(struct router *r, struct rte_mbuf *m, struct esgw_flow *flow)
+{
+	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
+				flow) < 0) {
+		router_drop(r, m, ESGW_DROP_MALFORMED);
+		return -1;
+	}
+	return 0;
+}
+
 int spd_output(struct router *r, struct rte_mbuf *m)
 {
 	const struct spd_table *spd = r->tables->spd;
@@ -244,12 +256,8 @@ int spd_output(struct router *r, struct rte_mbuf *m)
 
 	if (spd == NULL)
 		return 0;
-	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-				&flow) < 0) {
-		/* Unclassifiable, so possibly traffic to protect: fail closed. */
-		router_drop(r, m, ESGW_DROP_MALFORMED);
+	if (packet_flow(r, m, &flow) < 0)
 		return 1;
-	}
 	for (uint32_t i = 0; i < spd->nb_policies; i++) {
 		const struct spd_policy *p = &spd->policies[i];
 
@@ -306,11 +314,8 @@ int spd_cleartext_check(struct router *r, struct rte_mbuf *m)
 
 	if (spd == NULL)
 		return 0;
-	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
-				&flow) < 0) {
-		router_drop(r, m, ESGW_DROP_MALFORMED); /* unclassifiable: fail closed */
+	if (packet_flow(r, m, &flow) < 0)
 		return -1;
-	}
 	/* The inbound half of each policy, in the same order as outbound. */
 	for (uint32_t i = 0; i < spd->nb_policies; i++) {
 		const struct spd_policy *p = &spd->policies[i];

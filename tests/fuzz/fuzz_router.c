@@ -173,6 +173,16 @@ static char *str(const char *s)
 	return strdup(s);
 }
 
+/* Append item to the repeated field (*arr, *n) of the configuration. */
+static void append(void *arr, size_t *n, void *item)
+{
+	void ***list = arr;
+
+	*list = realloc(*list, (*n + 1) * sizeof(void *));
+	require(*list != NULL, "memory");
+	(*list)[(*n)++] = item;
+}
+
 static char **strs(size_t n, const char *const *s)
 {
 	char **out = calloc(n, sizeof(*out));
@@ -193,8 +203,7 @@ static void add_interface(const char *name, const char *device, uint32_t mtu, si
 	ifc->mtu = mtu;
 	ifc->n_addresses = n;
 	ifc->addresses = strs(n, addrs);
-	config.interfaces = realloc(config.interfaces, ++config.n_interfaces * sizeof(void *));
-	config.interfaces[config.n_interfaces - 1] = ifc;
+	append(&config.interfaces, &config.n_interfaces, ifc);
 }
 
 static void add_route(const char *prefix, const char *via, const char *tunnel)
@@ -207,8 +216,7 @@ static void add_route(const char *prefix, const char *via, const char *tunnel)
 		rt->via = str(via);
 	if (tunnel)
 		rt->tunnel = str(tunnel);
-	config.routes = realloc(config.routes, ++config.n_routes * sizeof(void *));
-	config.routes[config.n_routes - 1] = rt;
+	append(&config.routes, &config.n_routes, rt);
 }
 
 static ProtobufCBinaryData bytes(size_t len, uint8_t value)
@@ -236,8 +244,7 @@ static void add_tunnel(const char *name, const char *local, const char *remote, 
 	t->n_sa_in = 1;
 	t->sa_in = malloc(sizeof(uint32_t));
 	t->sa_in[0] = in_id;
-	config.tunnels = realloc(config.tunnels, ++config.n_tunnels * sizeof(void *));
-	config.tunnels[config.n_tunnels - 1] = t;
+	append(&config.tunnels, &config.n_tunnels, t);
 	for (int k = 0; k < 2; k++) {
 		Esgw__DpSa *sa = calloc(1, sizeof(*sa));
 		uint8_t key = (uint8_t)(ids[k] / 10 * 16 + 1);
@@ -264,8 +271,7 @@ static void add_tunnel(const char *name, const char *local, const char *remote, 
 		sa->udp_encap = natt;
 		sa->udp_sport = natt ? 4500 : 0;
 		sa->udp_dport = natt ? 4500 : 0;
-		config.sas = realloc(config.sas, ++config.n_sas * sizeof(void *));
-		config.sas[config.n_sas - 1] = sa;
+		append(&config.sas, &config.n_sas, sa);
 	}
 }
 
@@ -284,8 +290,7 @@ static void add_policy(const char *name, const char *dst, Esgw__Policy__Action a
 		p->tunnel = str(tunnel);
 		p->sa_out = sa_out;
 	}
-	config.policies = realloc(config.policies, ++config.n_policies * sizeof(void *));
-	config.policies[config.n_policies - 1] = p;
+	append(&config.policies, &config.n_policies, p);
 }
 
 static void add_neighbor(const char *interface, const char *address, const char *mac)
@@ -296,8 +301,7 @@ static void add_neighbor(const char *interface, const char *address, const char 
 	n->interface = str(interface);
 	n->address = str(address);
 	n->mac = str(mac);
-	config.neighbors = realloc(config.neighbors, ++config.n_neighbors * sizeof(void *));
-	config.neighbors[config.n_neighbors - 1] = n;
+	append(&config.neighbors, &config.n_neighbors, n);
 }
 
 static void build_config(void)

@@ -579,6 +579,69 @@ def gateway_pair(workers=1, prepare=None):
     assert not problems, "unclean shutdown: " + "; ".join(problems)
 
 
+@contextlib.contextmanager
+def configured_pair(alg, workers=1):
+    """gateway_pair with both gateways configured for one algorithm (the
+    standard tunnel of configure_gw1 and configure_gw2). Yields a dict: ns,
+    gw1, gw2."""
+    require_root_and_binaries()
+    with gateway_pair(workers=workers) as (ns, gw1, gw2):
+        configure_gw1(gw1, alg)
+        configure_gw2(gw2, alg)
+        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
+
+
+class LinkSniffer:
+    """Every frame on one link that a namespace's end of it receives, from an
+    AF_PACKET socket and a thread (what the gateway sends there, ESP and
+    clear alike); frames() copies, clear() forgets."""
+
+    def __init__(self, netns, dev, ethertype=0x0003):
+        with in_netns(netns):
+            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ethertype))
+        self.sock.bind((dev, ethertype))
+        self.sock.settimeout(0.2)
+        self.lock = threading.Lock()
+        self._frames = []
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        while not self.stop.is_set():
+            try:
+                frame, addr = self.sock.recvfrom(65535)
+            except socket.timeout:
+                continue
+            except OSError:
+                return
+            if addr[2] == socket.PACKET_OUTGOING:
+                continue
+            with self.lock:
+                self._frames.append(frame)
+
+    def frames(self):
+        with self.lock:
+            return list(self._frames)
+
+    def take(self):
+        """The frames so far, forgotten."""
+        with self.lock:
+            got, self._frames = self._frames, []
+        return got
+
+    def clear(self):
+        self.take()
+
+    def with_bytes(self, needle):
+        return [f for f in self.frames() if needle in f]
+
+    def close(self):
+        self.stop.set()
+        self.thread.join(2)
+        self.sock.close()
+
+
 def sa_add_args(sa_id, spi, alg):
     k = KEYS[alg][spi]
     args = ["sa", "add", sa_id, "spi", spi, "alg", alg, "crypto-key", k["crypto"]]

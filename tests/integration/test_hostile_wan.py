@@ -21,7 +21,6 @@ neighbour-table tests.
 import contextlib
 import socket
 import struct
-import threading
 import time
 
 import pytest
@@ -40,48 +39,6 @@ def t7_sa_args(sa_id, spi):
     key, integ = T7_KEYS[spi]
     return ["sa", "add", sa_id, "spi", spi, "alg", "aes-cbc-128-sha1-96", "crypto-key", key,
             "integ-key", integ]
-
-
-class L2Watch:
-    """Every frame on one link, from an AF_PACKET socket in a namespace (the
-    frames the gateway sends there and, optionally, sent by others)."""
-
-    def __init__(self, netns, dev):
-        with h.in_netns(netns):
-            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
-        self.sock.bind((dev, 0))
-        self.sock.settimeout(0.2)
-        self.frames = []
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        while not self.stop.is_set():
-            try:
-                frame, addr = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if addr[2] == socket.PACKET_OUTGOING:
-                continue
-            with self.lock:
-                self.frames.append(frame)
-
-    def clear(self):
-        with self.lock:
-            self.frames = []
-
-    def with_bytes(self, needle):
-        with self.lock:
-            return [f for f in self.frames if needle in f]
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
 
 
 class L2Sender:
@@ -132,8 +89,8 @@ def wan():
         setup["h1_mac"] = h.link_mac(ns["h1"], "h1-eth0")
         setup["wan_tx"] = L2Sender(ns["peer"], "peer-wan", setup["wan_mac"])
         setup["lan_tx"] = L2Sender(ns["h1"], "h1-eth0", setup["lan_mac"])
-        setup["h1_watch"] = L2Watch(ns["h1"], "h1-eth0")
-        setup["peer_watch"] = L2Watch(ns["peer"], "peer-wan")
+        setup["h1_watch"] = h.LinkSniffer(ns["h1"], "h1-eth0")
+        setup["peer_watch"] = h.LinkSniffer(ns["peer"], "peer-wan")
         extra = [setup["wan_tx"], setup["lan_tx"], setup["h1_watch"], setup["peer_watch"]]
         yield setup
     finally:
@@ -463,13 +420,20 @@ def _neighbors(gw):
     return gw.ctl("show", "neighbors")["neighbors"]
 
 
-def _h1_extra_address(setup, addr):
+@contextlib.contextmanager
+def _h1_new_address(setup, addr, timeout):
+    """A new address on h1 (a neighbour gw1 never resolved) and a UDP socket
+    on it, for the block."""
     h.nsrun(setup["ns"]["h1"], ["ip", "addr", "add", addr + "/24", "dev", "h1-eth0"])
-
-
-def _h1_del_address(setup, addr):
-    h.nsrun(setup["ns"]["h1"], ["ip", "addr", "del", addr + "/24", "dev", "h1-eth0"],
-            check=False)
+    sock = None
+    try:
+        sock = v.udp_socket(setup["ns"]["h1"], socket.AF_INET, addr, v.PORT_H1, timeout=timeout)
+        yield sock
+    finally:
+        if sock is not None:
+            sock.close()
+        h.nsrun(setup["ns"]["h1"], ["ip", "addr", "del", addr + "/24", "dev", "h1-eth0"],
+                check=False)
 
 
 def test_arp_flood_from_spoofed_senders_never_blocks_resolution(wan):
@@ -495,16 +459,13 @@ def test_arp_flood_from_spoofed_senders_never_blocks_resolution(wan):
         frames.append(bytes(_arp_frame(wan["wan_mac"], mac, 2, mac, "10.98.%d.%d" % (
             i // 250, 1 + i % 250), WAN_SECOND, wan["wan_mac"])))
     newhop = "192.168.1.50"
-    sock = None
     with same_router(gw):
         before = {k: router_counter(gw, k) for k in (
             "neighbor_off_subnet", "neighbor_unsolicited", "neighbor_evicted")}
         for f in frames:
             tx.raw(f)
         time.sleep(2.0)
-        _h1_extra_address(wan, newhop)
-        try:
-            sock = v.udp_socket(wan["ns"]["h1"], socket.AF_INET, newhop, v.PORT_H1, timeout=0.5)
+        with _h1_new_address(wan, newhop, 0.5) as sock:
             got = False
             for i in range(8):
                 peer.send_frame(peer.encrypt("t4", udp_to_h1(b"NEWHOP-%d" % i, dst=newhop)))
@@ -516,10 +477,6 @@ def test_arp_flood_from_spoofed_senders_never_blocks_resolution(wan):
                     pass
             assert got, "gw1 could not resolve a new next hop after the ARP flood " \
                         "(arp_unresolved %d)" % router_counter(gw, "arp_unresolved")
-        finally:
-            if sock is not None:
-                sock.close()
-            _h1_del_address(wan, newhop)
         wait_counter(gw, "neighbor_unsolicited", before["neighbor_unsolicited"] + 1000,
                      "unsolicited replies counted", timeout=20)
         assert router_counter(gw, "neighbor_off_subnet") >= before["neighbor_off_subnet"] + 1000
@@ -538,9 +495,8 @@ def _t6_traffic_frames(setup, marker, tries=8):
             setup["peer_watch"].clear()
             s.sendto(marker + b"%d" % i, (v.FAR4_T6, v.PORT_FAR))
             time.sleep(0.5)
-            with setup["peer_watch"].lock:
-                esp = [f for f in setup["peer_watch"].frames
-                       if f[12:14] == b"\x86\xdd" and f[14 + 6] == 50]
+            esp = [f for f in setup["peer_watch"].frames()
+                   if f[12:14] == b"\x86\xdd" and f[14 + 6] == 50]
             if esp:
                 return {":".join("%02x" % b for b in f[0:6]) for f in esp}
     finally:
@@ -576,15 +532,12 @@ def test_64_packets_wait_for_an_unresolved_next_hop(wan):
     late = "192.168.1.51"
     frames = [bytes(peer.encrypt("t4", udp_to_h1(b"HELD-%02d" % i, dst=late)))
               for i in range(40)]
-    sock = None
     with same_router(gw):
         before = router_counter(gw, "neighbor_held")
         for f in frames:
             peer.send_frame(f)
         time.sleep(0.5)
-        _h1_extra_address(wan, late)
-        try:
-            sock = v.udp_socket(wan["ns"]["h1"], socket.AF_INET, late, v.PORT_H1, timeout=3.0)
+        with _h1_new_address(wan, late, 3.0) as sock:
             got = set()
             try:
                 while len(got) < 40:
@@ -595,10 +548,6 @@ def test_64_packets_wait_for_an_unresolved_next_hop(wan):
                 pass
             assert len(got) == 40, "%d of 40 held packets delivered (arp_unresolved %d)" % (
                 len(got), router_counter(gw, "arp_unresolved"))
-        finally:
-            if sock is not None:
-                sock.close()
-            _h1_del_address(wan, late)
         wait_counter(gw, "neighbor_held", before + 40, "40 packets held")
 
 

@@ -29,12 +29,9 @@ import esgw_harness as h  # noqa: E402
 ALG = "aes-cbc-128-sha1-96"
 @pytest.fixture(scope="module")
 def pair():
-    h.require_root_and_binaries()
-    with h.gateway_pair() as (ns, gw1, gw2):
-        h.configure_gw1(gw1, ALG)
-        h.configure_gw2(gw2, ALG)
-        h.ping_until_ok(ns["h1"], h.H2_ADDR)
-        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
+    with h.configured_pair(ALG) as p:
+        h.ping_until_ok(p["ns"]["h1"], h.H2_ADDR)
+        yield p
 
 
 def esgwctl(gw, *args):

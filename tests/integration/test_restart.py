@@ -19,11 +19,8 @@ ALG = "aes-gcm-128"
 
 @pytest.fixture(scope="module")
 def pair():
-    h.require_root_and_binaries()
-    with h.gateway_pair() as (ns, gw1, gw2):
-        h.configure_gw1(gw1, ALG)
-        h.configure_gw2(gw2, ALG)
-        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
+    with h.configured_pair(ALG) as p:
+        yield p
 
 
 def traffic(ns, count=50):

@@ -12,7 +12,6 @@ has run 10 s."""
 
 import os
 import signal
-import socket
 import struct
 import sys
 import threading
@@ -31,11 +30,8 @@ PORT = 9997
 
 @pytest.fixture(scope="module")
 def pair():
-    h.require_root_and_binaries()
-    with h.gateway_pair() as (ns, gw1, gw2):
-        h.configure_gw1(gw1, ALG)
-        h.configure_gw2(gw2, ALG)
-        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
+    with h.configured_pair(ALG) as p:
+        yield p
 
 
 def router_info(gw):

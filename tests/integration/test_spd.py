@@ -9,7 +9,6 @@ protect policy of the SA it came on."""
 
 import os
 import socket
-import threading
 import time
 
 import pytest
@@ -52,44 +51,16 @@ def scapy_sa(spi, src, dst):
                                tunnel_header=IP(src=src, dst=dst))
 
 
-class Sniffer:
+class Sniffer(h.LinkSniffer):
     """Every IPv4 packet gw1 sends to the peer's link, from an AF_PACKET socket
     in the peer namespace (ESP and anything in clear alike)."""
 
     def __init__(self, netns, dev):
-        with h.in_netns(netns):
-            self.sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0800))
-        self.sock.bind((dev, 0x0800))
-        self.sock.settimeout(0.2)
-        self.packets = []
-        self.lock = threading.Lock()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self.run, daemon=True)
-        self.thread.start()
-
-    def run(self):
-        from scapy.layers.inet import IP
-        while not self.stop.is_set():
-            try:
-                frame, addr = self.sock.recvfrom(65535)
-            except socket.timeout:
-                continue
-            except OSError:
-                return
-            if addr[2] == socket.PACKET_OUTGOING:
-                continue
-            with self.lock:
-                self.packets.append(IP(frame[14:]))
+        super().__init__(netns, dev, 0x0800)
 
     def take(self):
-        with self.lock:
-            got, self.packets = self.packets, []
-        return got
-
-    def close(self):
-        self.stop.set()
-        self.thread.join(2)
-        self.sock.close()
+        from scapy.layers.inet import IP
+        return [IP(f[14:]) for f in super().take()]
 
 
 @pytest.fixture(scope="module")
