@@ -358,8 +358,12 @@ int neighbor_resolve(struct router *r, uint8_t family, uint16_t port, const uint
 int neighbor_learn(struct router *r, uint8_t family, uint16_t port, const uint8_t addr[16],
 		   const uint8_t mac[6], enum neighbor_how how)
 {
-	struct neigh_entry *e = entry_find(r->neigh, family, port, addr);
+	static const uint8_t zero[6];
+	struct neigh_entry *e;
 
+	if ((mac[0] & 1) || memcmp(mac, zero, 6) == 0)
+		return 0; /* no neighbour has a multicast or a zero address */
+	e = entry_find(r->neigh, family, port, addr);
 	if (e == NULL) {
 		if (how != NEIGH_LEARN_CREATE)
 			return 0; /* nobody asked: nothing learnt */

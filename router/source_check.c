@@ -17,8 +17,10 @@
  *   so one tunnel's peer cannot speak for another tunnel's network or for
  *   the LAN; and it is not sent into a tunnel again (no hairpin from one
  *   peer to another through the gateway).
- * Local delivery (ESP, IKE, ICMP to the gateway) is subject only to the
- * martian check: the protocols themselves authenticate what they accept. */
+ * The reverse path holds for decrypted packets to the gateway itself too
+ * (the host behind the punt path trusts addresses); cleartext delivered to
+ * the gateway (ESP, IKE, ICMP) is subject only to the martian check: the
+ * protocols themselves authenticate what they accept. */
 #include "router.h"
 #include "spd.h"
 
@@ -32,25 +34,25 @@ int source_check(struct router *r, struct rte_mbuf *m, const struct source_route
 		router_drop(r, m, ESGW_DROP_MARTIAN_SOURCE);
 		return -1;
 	}
-	if (s->local)
-		return 0;
-	if (meta->kind != ESGW_PKT_DECRYPTED) {
-		if (s->src_tunnel >= 0) {
-			router_drop(r, m, ESGW_DROP_POLICY_CLEARTEXT);
+	if (meta->kind == ESGW_PKT_DECRYPTED) {
+		if (!s->local && s->dst_tunnel >= 0) {
+			router_drop(r, m, ESGW_DROP_TUNNEL_SOURCE_MISMATCH);
 			return -1;
 		}
-		return s->ipv6 ? 0 : spd_cleartext_check(r, m);
+		if (slot < ESGW_MAX_SA && spd_inbound_checked(r->tables, slot))
+			return 0; /* the tunnel's policies vouched for it (spd_inbound_check) */
+		tunnel = slot < ESGW_MAX_SA ? r->tables->sa_tunnel[slot] : 0;
+		if (tunnel == 0 || s->src_tunnel != (int32_t)tunnel - 1) {
+			router_drop(r, m, ESGW_DROP_TUNNEL_SOURCE_MISMATCH);
+			return -1;
+		}
+		return 0;
 	}
-	if (s->dst_tunnel >= 0) {
-		router_drop(r, m, ESGW_DROP_TUNNEL_SOURCE_MISMATCH);
+	if (s->local)
+		return 0;
+	if (s->src_tunnel >= 0) {
+		router_drop(r, m, ESGW_DROP_POLICY_CLEARTEXT);
 		return -1;
 	}
-	if (slot < ESGW_MAX_SA && spd_inbound_checked(r->tables, slot))
-		return 0; /* the tunnel's policies vouched for it (spd_inbound_check) */
-	tunnel = slot < ESGW_MAX_SA ? r->tables->sa_tunnel[slot] : 0;
-	if (tunnel == 0 || s->src_tunnel != (int32_t)tunnel - 1) {
-		router_drop(r, m, ESGW_DROP_TUNNEL_SOURCE_MISMATCH);
-		return -1;
-	}
-	return 0;
+	return s->ipv6 ? 0 : spd_cleartext_check(r, m);
 }
