@@ -110,8 +110,9 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 		}
 	}
 	if (ctld.config->n_interfaces >= ESGW_MAX_PORTS) {
-		snprintf(err, errlen, "at most %d interfaces", ESGW_MAX_PORTS);
-		return ESGW__STATUS__STATUS_UNAVAILABLE;
+		snprintf(err, errlen, "at most %d interfaces: the dataplane has no more ports",
+			 ESGW_MAX_PORTS);
+		return INVALID;
 	}
 	if (in->mtu != 0 && (in->mtu < ESGW_MTU_MIN || in->mtu > ESGW_MTU_MAX)) {
 		snprintf(err, errlen, "mtu %u is out of range %d..%d", in->mtu, ESGW_MTU_MIN,
@@ -354,8 +355,9 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 	worker = sa->worker >= 0 ? sa->worker : state_least_loaded_worker();
 	slot = state_free_slot();
 	if (slot < 0) {
-		snprintf(err, errlen, "all %d SA slots are in use", ESGW_MAX_SA);
-		return ESGW__STATUS__STATUS_UNAVAILABLE;
+		snprintf(err, errlen, "all %d SA slots are in use: at most %d SAs", ESGW_MAX_SA,
+			 ESGW_MAX_SA);
+		return INVALID;
 	}
 	copy = msg_clone(sa);
 	info = esp_alg_lookup((unsigned int)copy->algorithm);

@@ -111,6 +111,21 @@ int main(void)
 	CHECK(strcmp(esgw_fmt_mac((const uint8_t *)"\x02\x00\x00\xab\xcd\xef", buf),
 		     "02:00:00:ab:cd:ef") == 0,
 	      "fmt mac");
+	{
+		static const struct {
+			const char *in;
+			int rc;
+		} macs[] = {{"02:00:00:AB:cd:ef", 0}, {"02:00:00:ab:cd", -1},
+			    {"02:00:00:ab:cd:ef:", -1}, {"02-00-00-ab-cd-ef", -1},
+			    {"02:00:00:ab:cd:eg", -1},  {"2:0:0:ab:cd:ef", -1},
+			    {"", -1}};
+		uint8_t mac[6];
+
+		for (size_t i = 0; i < sizeof(macs) / sizeof(macs[0]); i++)
+			CHECK(esgw_parse_mac(macs[i].in, mac) == macs[i].rc, "mac '%s'", macs[i].in);
+		esgw_parse_mac("02:00:00:AB:cd:ef", mac);
+		CHECK(memcmp(mac, "\x02\x00\x00\xab\xcd\xef", 6) == 0, "parse mac value");
+	}
 	for (size_t i = 0; i < sizeof(prefixes6) / sizeof(prefixes6[0]); i++) {
 		uint8_t l = 0;
 		int rc = esgw_parse_prefix6(prefixes6[i].in, a6, &l);
