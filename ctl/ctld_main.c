@@ -291,6 +291,15 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	ctld.loop = EV_DEFAULT;
 	ctld.config = config_load(ctld.opt.config_path);
+	{
+		/* A file from before the limits were checked at the API: say so,
+		 * the router will refuse it until it is fixed with esgwctl. */
+		char err[256];
+
+		if (config_check_limits(ctld.config, err, sizeof(err)) != ESGW__STATUS__STATUS_OK)
+			ESGW_WARN("%s: %s: the dataplane cannot apply it; change it with esgwctl",
+				  ctld.opt.config_path, err);
+	}
 	apply_worker_count();
 	ctld.generation = 1;
 	dp_procs_init((int)ctld.config->workers);
