@@ -377,7 +377,7 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		ESGW_WARN("control reply failed: %s", strerror(errno));
 		close(dp->conn_fd);
 		dp->conn_fd = -1;
-		dp->rx.len = 0;
+		esgw_frame_reset(&dp->rx);
 	}
 	arena_release(dp);
 }
@@ -409,7 +409,7 @@ static void ctl_serve(struct esgw_dp *dp)
 		if (dp->conn_fd >= 0)
 			close(dp->conn_fd);
 		dp->conn_fd = fd;
-		dp->rx.len = 0;
+		esgw_frame_reset(&dp->rx);
 	}
 	if (dp->conn_fd < 0)
 		return;
@@ -420,7 +420,7 @@ static void ctl_serve(struct esgw_dp *dp)
 		if (r <= 0 || esgw_frame_feed(&dp->rx, buf, (size_t)r) < 0) {
 			close(dp->conn_fd);
 			dp->conn_fd = -1;
-			dp->rx.len = 0;
+			esgw_frame_reset(&dp->rx);
 			return;
 		}
 	}
@@ -441,7 +441,7 @@ static void ctl_serve(struct esgw_dp *dp)
 		ESGW_WARN("control message over %u bytes: closing the connection", ESGW_FRAME_MAX);
 		close(dp->conn_fd);
 		dp->conn_fd = -1;
-		dp->rx.len = 0;
+		esgw_frame_reset(&dp->rx);
 	}
 }
 

@@ -69,9 +69,7 @@ static void client_close(struct client *c)
 	events_subscriber_remove(c->fd);
 	ev_io_stop(ctld.loop, &c->io);
 	close(c->fd);
-	if (c->rx.data != NULL)
-		explicit_bzero(c->rx.data, c->rx.cap); /* requests may have carried keys */
-	esgw_frame_free(&c->rx);
+	esgw_frame_free(&c->rx); /* wiped: requests may have carried keys */
 	free(c);
 	nclients--;
 }
