@@ -360,6 +360,8 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		} else {
 			dp->generation = req->config->generation;
 		}
+	} else if (req->body_case == ESGW__DP_REQUEST__BODY_SEQ_LIMITS && dp->on_seq_limits) {
+		dp->on_seq_limits(dp, req->seq_limits);
 	} else if (req->body_case == ESGW__DP_REQUEST__BODY_STATS) {
 		stats.role = (char *)dp->role;
 		stats.worker = dp->worker;

@@ -135,6 +135,7 @@ Esgw__Config *config_load(const char *path)
 			"configuration %s is unusable (%s): kept as %s, starting from the previous "
 			"good copy %s",
 			path, why, bad, prev);
+		seq_floor_skip_ahead(c); /* the lost file may have saved higher floors */
 	} else {
 		ESGW_ERR("configuration %s is unusable (%s): kept as %s; previous copy %s unusable "
 			 "too (%s): starting empty",

@@ -29,6 +29,7 @@ static void usage(FILE *out)
 		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
 		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
+		"                 [--seq-reserve N]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -39,7 +40,11 @@ static void usage(FILE *out)
 		"                                 default 1 (0 when CPU 1 is not ours)\n"
 		"  every CPU must be in esgw-ctld's own affinity mask\n"
 		"--busy-poll (--standalone only): the dataplane never sleeps when idle, a\n"
-		"  whole CPU per process (to compare with the adaptive polling default)\n");
+		"  whole CPU per process (to compare with the adaptive polling default)\n"
+		"--seq-reserve N: outbound sequence numbers each SA may use beyond what is\n"
+		"  saved, %u..%u (default %llu); an SA that outruns the saves holds its\n"
+		"  packets. Make it several seconds at the busiest SA's packet rate.\n",
+		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT);
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -140,6 +145,7 @@ static void parse_options(int argc, char **argv)
 		{"router-cpu", required_argument, NULL, 'R'},
 		{"worker-cpus", required_argument, NULL, 'W'},
 		{"busy-poll", no_argument, NULL, 'B'},
+		{"seq-reserve", required_argument, NULL, 'Q'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -154,6 +160,7 @@ static void parse_options(int argc, char **argv)
 		.rundir = "/run/esgw",
 		.file_prefix = "esgw",
 		.workers = -1,
+		.seq_reserve = SEQ_RESERVE_DEFAULT,
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -189,6 +196,17 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'B':
 			ctld.opt.busy_poll = true;
+			break;
+		case 'Q':
+			errno = 0;
+			ctld.opt.seq_reserve = strtoull(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
+			    ctld.opt.seq_reserve < SEQ_RESERVE_MIN ||
+			    ctld.opt.seq_reserve > SEQ_RESERVE_MAX) {
+				fprintf(stderr, "esgw-ctld: --seq-reserve must be %u..%u\n",
+					SEQ_RESERVE_MIN, SEQ_RESERVE_MAX);
+				exit(2);
+			}
 			break;
 		case 'w':
 			ctld.opt.workers = (int)strtol(optarg, &end, 10);

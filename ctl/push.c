@@ -310,7 +310,10 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 	d->replay_window = sa->replay_window;
 	d->esn = sa->esn;
 	d->instance = sa->instance;
-	d->seq_out_start = sa->seq_out_floor;
+	d->iv_mask = sa->iv_mask;
+	/* Only a worker creates the SA's runtime slot, from these two. */
+	d->seq_out_start = with_keys ? seq_floor_start(sa) : sa->seq_out_floor;
+	d->seq_limit = sa->seq_out_floor;
 	d->lifetime_soft = sa->lifetime_soft; /* borrowed from the config, like the keys */
 	d->lifetime_hard = sa->lifetime_hard;
 	d->worker = (uint32_t)sa->worker;
@@ -374,6 +377,7 @@ static void build_free(struct build *b)
 void dp_push(struct dp_proc *p)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	bool connected_now = p->acked_generation == 0;
 	struct build b = {0};
 	Esgw__DpResponse *resp;
 
@@ -387,6 +391,10 @@ void dp_push(struct dp_proc *p)
 		return; /* logged; the reconcile timer retries */
 	if (resp->status == ESGW__STATUS__STATUS_OK) {
 		p->acked_generation = ctld.generation;
+		/* A worker that (re)started may have fresh runtime slots, at
+		 * their floor: reserve more now rather than at the next sample. */
+		if (connected_now && p->worker >= 0)
+			seq_floor_check(p);
 	} else {
 		/* Counted as not acked: retried every second, logged once per generation. */
 		static uint64_t logged[CTLD_MAX_PROCS];
@@ -398,6 +406,21 @@ void dp_push(struct dp_proc *p)
 		logged[i] = ctld.generation;
 	}
 	dp_stats_free(resp);
+}
+
+void dp_push_seq_limits(struct dp_proc *p, const Esgw__DpSeqLimits *limits)
+{
+	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	Esgw__DpResponse *resp;
+
+	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	req.body_case = ESGW__DP_REQUEST__BODY_SEQ_LIMITS;
+	req.seq_limits = (Esgw__DpSeqLimits *)limits;
+	resp = exchange_msg(p, &req);
+	if (resp != NULL && resp->status != ESGW__STATUS__STATUS_OK)
+		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "%s refused sequence-number limits: %s",
+				     p->name, resp->error);
+	dp_stats_free(resp); /* retried at the next sample if it did not arrive */
 }
 
 void dp_push_all(void)

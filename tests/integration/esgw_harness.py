@@ -13,10 +13,12 @@ import glob
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -280,7 +282,8 @@ class Gateway:
         self.prefix = "%s%s" % (tag, name)          # DPDK --file-prefix
         self.workdir = os.path.join(WORK_ROOT, tag, name)
         self.socket = os.path.join(self.workdir, "ctl.sock")
-        self.config = os.path.join(self.workdir, "config.pb")
+        # A directory of its own: a test can make it unwritable.
+        self.config = os.path.join(self.workdir, "state", "config.pb")
         self.rundir = os.path.join(self.workdir, "run")
         self.logdir = os.path.join(self.workdir, "log")
         self.bindir = os.path.join(self.workdir, "bin")
@@ -558,11 +561,12 @@ def stop_all(gateways, topo):
 
 
 @contextlib.contextmanager
-def gateway_pair(workers=1, prepare=None):
+def gateway_pair(workers=1, prepare=None, ctld_args=()):
     """h1 -- gw1 -- gw2 -- h2 with both gateways started but not configured.
-    prepare(ns), if given, runs on the topology before the gateways start.
-    Yields (ns, gw1, gw2); everything is torn down afterwards, and an unclean
-    shutdown fails the caller."""
+    prepare(ns), if given, runs on the topology before the gateways start;
+    ctld_args are more esgw-ctld options for both. Yields (ns, gw1, gw2);
+    everything is torn down afterwards, and an unclean shutdown fails the
+    caller."""
     topo = Topology()
     gateways = []
     try:
@@ -570,7 +574,7 @@ def gateway_pair(workers=1, prepare=None):
         if prepare is not None:
             prepare(ns)
         for name in ("gw1", "gw2"):
-            gw = Gateway(name, ns[name], topo.tag, workers=workers)
+            gw = Gateway(name, ns[name], topo.tag, workers=workers, ctld_args=ctld_args)
             gateways.append(gw)
             gw.start()
         yield ns, gateways[0], gateways[1]
@@ -802,13 +806,15 @@ def tcp_transfer(src_ns, dst_ns, dst_addr, payload, port=5201, timeout=120):
 # ------------------------------------------------------------------ capture
 
 class Capture:
-    """tcpdump -w on a device inside a namespace, packets of one direction."""
+    """tcpdump -w on a device inside a namespace, packets of one direction
+    (optionally only the first snaplen bytes of those a filter selects)."""
 
-    def __init__(self, netns, dev, path, direction="in"):
+    def __init__(self, netns, dev, path, direction="in", snaplen=0, bpf=None):
         self.path = path
+        os.chmod(os.path.dirname(os.path.abspath(path)), 0o777)  # tcpdump drops to its user
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", netns, "tcpdump", "-i", dev, "-p", "-n", "-U",
-             "-s", "0", "-Q", direction, "-w", path],
+             "-s", str(snaplen), "-Q", direction, "-w", path] + ([bpf] if bpf else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         # tcpdump says "listening on" once the socket is open.
         seen = []
@@ -822,7 +828,8 @@ class Capture:
                 self.proc.wait()
                 raise HarnessError("tcpdump did not start: %s" % "".join(seen))
 
-    def stop(self):
+    def stop(self, parse=True):
+        """Stops tcpdump; returns the packets (scapy), or None unless parse."""
         if self.proc.poll() is None:
             time.sleep(0.5)  # let the last packets reach the file
             self.proc.send_signal(signal.SIGINT)
@@ -831,8 +838,114 @@ class Capture:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if not parse:
+            return None
         import scapy.layers.inet  # noqa: F401  (registers Ethernet, IPv4 for rdpcap)
         import scapy.layers.ipsec  # noqa: F401
         import scapy.layers.l2  # noqa: F401
         from scapy.utils import rdpcap
         return rdpcap(self.path)
+
+
+def esp_headers(path, iv_len=8):
+    """[(spi, seq, iv)] of the ESP packets (Ethernet, IPv4, ESP or ESP in UDP
+    4500) in a pcap file, in capture order: iv is the first iv_len bytes
+    after the ESP header. Parsed by hand: fast on captures of 100k packets."""
+    out = []
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        return out
+    magic = struct.unpack("<I", data[:4])[0]
+    endian = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
+            continue
+        ihl = (frame[14] & 0x0f) * 4
+        esp = 14 + ihl
+        if frame[14 + 9] == 17:  # RFC 3948: ESP after 8 bytes of UDP
+            esp += 8
+        elif frame[14 + 9] != 50:
+            continue
+        if len(frame) < esp + 8 + iv_len:
+            continue
+        spi, seq = struct.unpack("!II", frame[esp:esp + 8])
+        out.append((spi, seq, bytes(frame[esp + 8:esp + 8 + iv_len])))
+    return out
+
+
+_PB = []
+
+
+def esgw_pb2():
+    """The esgw_pb2 module generated from proto/esgw.proto (protoc, python
+    protobuf), once per run; None when either is missing."""
+    if not _PB:
+        proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
+        out = os.path.join(WORK_ROOT, "pb-%d" % os.getpid())
+        os.makedirs(out, exist_ok=True)
+        try:
+            run(["protoc", "--python_out", out, "-I", proto_dir,
+                 os.path.join(proto_dir, "esgw.proto")])
+            import sys
+            sys.path.insert(0, out)
+            import esgw_pb2 as pb  # noqa: E402
+            _PB.append(pb)
+        except (OSError, HarnessError, ImportError):
+            _PB.append(None)
+    return _PB[0]
+
+
+# ------------------------------------------------------ traffic and events
+
+def ping_flood(ns, seconds, interval="0.002", size=1000):
+    """Pings h2 from h1 about 500 times a second for `seconds` (background)."""
+    return subprocess.Popen(["ip", "netns", "exec", ns["h1"], "ping", "-q", "-i", interval,
+                             "-s", str(size), "-w", str(seconds), H2_ADDR],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class EventStream:
+    """`esgwctl --json events` in the background; lines parsed into a queue."""
+
+    def __init__(self, gw):
+        self.proc = subprocess.Popen(
+            [find_binary("esgwctl"), "--socket", gw.socket, "--json", "events"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.events = queue.Queue()
+        self.seen = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.strip():
+                self.events.put(json.loads(line))
+
+    def expect(self, match, timeout=10.0, what="event"):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("no %s in %.0f s; seen: %s" % (what, timeout, self.seen))
+            try:
+                ev = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(ev)
+            if match(ev):
+                return ev
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        return self.proc.returncode

@@ -528,11 +528,14 @@ class FakeDp:
     """Listens on <rundir>/<name>.sock like a dataplane process: records every
     DpConfig, answers DpStats with canned values."""
 
-    def __init__(self, pb, rundir, name, stats=None):
+    def __init__(self, pb, rundir, name, stats=None, on_limits=None):
         self.pb = pb
         self.path = os.path.join(rundir, name + ".sock")
         self.name = name
         self.configs = []
+        # DpSeqLimits received, each with what on_limits() said right then.
+        self.limits = []
+        self.on_limits = on_limits
         self.stats = stats
         self.refuse = False
         self.conns = []
@@ -570,6 +573,10 @@ class FakeDp:
                     if self.refuse:
                         resp.status = pb.STATUS_INVALID_ARGUMENT
                         resp.error = "refused by test"
+                elif req.WhichOneof("body") == "seq_limits":
+                    seen = self.on_limits() if self.on_limits else None
+                    with self.lock:
+                        self.limits.append((req.seq_limits, seen))
                 elif self.stats is not None:
                     resp.stats.CopyFrom(self.stats)
                     if self.configs:
@@ -698,6 +705,67 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         d.stop()
         for f in fakes.values():
             f.close()
+
+
+def test_fake_worker_sequence_reservation(tmp_path, pb):
+    """What ctld pushes a crypto worker for its sequence numbers: the first
+    runtime starts at 0 below a floor saved with the sa add; a floor is raised
+    (saved first, then pushed as a limit) when the worker comes within half
+    a reserve; every later DpSa starts at the saved floor; the AEAD IV mask is
+    drawn once and never changes, across pushes and a ctld restart."""
+    d = Ctld(tmp_path)
+
+    def saved_floor():
+        with open(d.config, "rb") as f:
+            return {s.id: s.seq_out_floor for s in pb.Config.FromString(f.read()).sas}
+
+    stats = pb.DpStats(role="crypto", worker=0, pid=4343,
+                       sas=[pb.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
+    worker = FakeDp(pb, d.rundir, "crypto-0", stats, on_limits=saved_floor)
+    d.start(extra=("--seq-reserve", "100"))
+    try:
+        d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+             "salt", GCM_SALT, "worker", "0")
+        first = worker.wait_config(lambda c: len(c.sas) == 1).sas[0]
+        assert first.seq_out_start == 0 and first.seq_limit == 100 and first.iv_mask != 0
+        assert saved_floor()[10] == 100
+        # The worker nears its limit: ctld saves 60 + 100, then pushes it.
+        stats.sas[0].seq_out = 60
+
+        def raised():
+            with worker.lock:
+                return [(m, seen) for m, seen in worker.limits
+                        if m.limits and m.limits[0].seq_limit == 160]
+        msg, seen = h_wait(raised, 5)[0]
+        lim = msg.limits[0]
+        assert (lim.slot, lim.spi, lim.instance) == (0, 1000, first.instance)
+        assert seen[10] >= 160, "limit %d pushed before it was on disk (%s)" % (
+            lim.seq_limit, seen)
+        stats.sas[0].seq_out_max = 159  # the worker took it: nothing more to send
+        d.ok("interface", "add", "wan", "net_af_packet0,iface=hb-wan")  # any change
+        again = worker.wait_config(lambda c: c.sas and c.sas[0].seq_limit == 160).sas[0]
+        # A runtime made from this push follows one that may have used up to
+        # the floor: it starts there.
+        assert again.seq_out_start == 160 and again.iv_mask == first.iv_mask
+        d.stop()
+        n = len(worker.configs)
+        d.start(extra=("--seq-reserve", "100"))
+        after = worker.wait_config(lambda c: len(worker.configs) > n and len(c.sas) == 1).sas[0]
+        assert after.iv_mask == first.iv_mask and after.instance == first.instance
+        assert after.seq_out_start >= 160 and after.seq_limit >= 160
+    finally:
+        d.stop()
+        worker.close()
+
+
+def h_wait(pred, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("condition not met in %.0f s" % timeout)
 
 
 # ---------------------------------------------------------------- standalone supervision
