@@ -19,6 +19,9 @@ import time
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(__file__))
+import esgw_harness as h  # noqa: E402
+
 BUILD = os.environ.get("ESGW_BUILD", "/work/main/build")
 CTLD = os.path.join(BUILD, "ctl", "esgw-ctld")
 ESGWCTL = os.path.join(BUILD, "ctl", "esgwctl")
@@ -110,9 +113,13 @@ class Ctld:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def ctl(self, *args, env=None):
+    def ctl(self, *args, env=None, input=None):
+        """esgwctl; the keys of an `sa add` go in on standard input unless
+        input is given (then args are as they are)."""
+        if input is None:
+            args, input = h.stdin_keys(list(args))
         return subprocess.run([ESGWCTL, "--socket", self.sock, *args], capture_output=True,
-                              text=True, timeout=60, env=env)
+                              text=True, timeout=60, env=env, input=input)
 
     def ok(self, *args):
         r = self.ctl(*args)
@@ -406,6 +413,95 @@ def test_idle_does_not_spin(ctld):
     t0 = cpu()
     time.sleep(3)
     assert cpu() - t0 < 0.1
+
+
+# ---------------------------------------------------------------- key input
+
+def saved_keys(d, pb, sa_id):
+    with open(d.config, "rb") as f:
+        sa = next(s for s in pb.Config.FromString(f.read()).sas if s.id == sa_id)
+    return sa.crypto_key.hex(), sa.integ_key.hex(), sa.salt.hex()
+
+
+def wait_cmdline(pid, what):
+    """/proc/PID/cmdline once PID runs `what` (not the forked python yet)."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read()
+        if what.encode() in cmd:
+            return cmd
+        time.sleep(0.01)
+    raise AssertionError("pid %d never ran %s" % (pid, what))
+
+
+def test_keys_from_stdin_and_key_file(ctld, pb, tmp_path):
+    base = ["sa", "add", "40", "spi", "4000", "alg", "aes-cbc-128-sha1-96"]
+    # Standard input, one line per '-', in order; keys not on the command line
+    # while esgwctl runs (it waits for them here).
+    p = subprocess.Popen([ESGWCTL, "--socket", ctld.sock] + base +
+                         ["integ-key", "-", "crypto-key", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = wait_cmdline(p.pid, "esgwctl")
+    assert CBC_KEY.encode() not in cmd and SHA1_KEY.encode() not in cmd
+    out, err = p.communicate(SHA1_KEY + "\n" + CBC_KEY + "\n", timeout=30)
+    assert p.returncode == 0 and err == "", err
+    assert saved_keys(ctld, pb, 40) == (CBC_KEY, SHA1_KEY, "")
+
+    # A key file: mode 0600, the caller's; comments and blank lines allowed.
+    kf = tmp_path / "sa41.keys"
+    kf.write_text("# SA 41\ncrypto-key %s\n\nsalt %s\n" % (GCM_KEY, GCM_SALT))
+    kf.chmod(0o600)
+    r = ctld.ctl("sa", "add", "41", "spi", "4001", "alg", "aes-gcm-128", "key-file", str(kf),
+                 input="")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert saved_keys(ctld, pb, 41) == (GCM_KEY, "", GCM_SALT)
+
+    before = ctld.ok("--json", "show", "config")
+    for mode, needle in ((0o644, "mode 0644"), (0o640, "mode 0640"), (0o604, "mode 0604")):
+        kf.chmod(mode)
+        r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file",
+                     str(kf), input="")
+        assert r.returncode == 2 and needle in r.stderr and "refused" in r.stderr, r.stderr
+    kf.chmod(0o600)
+    os.chown(str(kf), 65534, 65534)  # nobody's file: not ours, not root's
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file", str(kf),
+                 input="")
+    assert r.returncode == 2 and "owned by uid 65534" in r.stderr, r.stderr
+    os.chown(str(kf), 0, 0)
+    link = tmp_path / "link.keys"
+    link.symlink_to(kf)
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file", str(link),
+                 input="")
+    assert r.returncode == 2 and "key-file" in r.stderr, r.stderr
+    # A bad line is named by number, never shown (it may be a key).
+    kf.write_text("crypto-key %s\nsalt: %s\n" % (GCM_KEY, GCM_SALT))
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file", str(kf),
+                 input="")
+    assert r.returncode == 2 and "line 2" in r.stderr and GCM_SALT not in r.stderr, r.stderr
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "crypto-key", "-",
+                 "salt", "-", input=GCM_KEY + "\n")
+    assert r.returncode == 2 and "no line on standard input" in r.stderr, r.stderr
+    assert ctld.ok("--json", "show", "config") == before
+
+    # On the command line: still accepted, with a warning, and wiped from
+    # the argument memory as soon as it is read (here while esgwctl waits
+    # for the salt on standard input).
+    p = subprocess.Popen([ESGWCTL, "--socket", ctld.sock, "sa", "add", "43", "spi", "4003",
+                          "alg", "aes-gcm-128", "crypto-key", GCM_KEY, "salt", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    wait_cmdline(p.pid, "esgwctl")
+    err_line = p.stderr.readline()
+    assert "warning" in err_line and "visible" in err_line, err_line
+
+    def wiped():
+        with open("/proc/%d/cmdline" % p.pid, "rb") as f:
+            return GCM_KEY.encode() not in f.read()
+    h_wait(wiped, 5)  # esgwctl now waits for the salt: the key is gone
+    out, err = p.communicate(GCM_SALT + "\n", timeout=30)
+    assert p.returncode == 0, err
+    assert saved_keys(ctld, pb, 43) == (GCM_KEY, "", GCM_SALT)
 
 
 # ---------------------------------------------------------------- raw socket
