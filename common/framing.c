@@ -196,6 +196,22 @@ int esgw_frame_read(int fd, uint8_t **msg, size_t *len, int timeout_ms)
 	return 0;
 }
 
+uint8_t *esgw_frame_pack(const ProtobufCMessage *m, size_t *len)
+{
+	size_t body = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf;
+
+	if (body > ESGW_FRAME_MAX || (buf = malloc(ESGW_FRAME_HDR + body)) == NULL)
+		return NULL;
+	buf[0] = (uint8_t)(body >> 24);
+	buf[1] = (uint8_t)(body >> 16);
+	buf[2] = (uint8_t)(body >> 8);
+	buf[3] = (uint8_t)body;
+	protobuf_c_message_pack(m, buf + ESGW_FRAME_HDR);
+	*len = ESGW_FRAME_HDR + body;
+	return buf;
+}
+
 int esgw_msg_write(int fd, const ProtobufCMessage *m, int timeout_ms)
 {
 	size_t len = protobuf_c_message_get_packed_size(m);

@@ -43,6 +43,10 @@ void esgw_frame_free(struct esgw_frame_buf *fb);
 int esgw_frame_write(int fd, const uint8_t *msg, size_t len, int timeout_ms);
 int esgw_frame_read(int fd, uint8_t **msg, size_t *len, int timeout_ms);
 
+/* Pack a protobuf message as one frame (length, then body) in a new buffer
+ * for the caller to free(); NULL if out of memory or over ESGW_FRAME_MAX. */
+uint8_t *esgw_frame_pack(const ProtobufCMessage *m, size_t *len);
+
 /* Pack a protobuf message and write it as one frame. */
 int esgw_msg_write(int fd, const ProtobufCMessage *m, int timeout_ms);
 

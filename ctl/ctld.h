@@ -60,6 +60,7 @@ struct ctld_options {
 	/* --seq-reserve: outbound sequence numbers reserved ahead per SA
 	 * (seq_floor.c); several seconds at the worker's line rate. */
 	uint64_t seq_reserve;
+	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
 	int workers;    /* -1: from the saved config, else 1 */
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers

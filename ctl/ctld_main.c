@@ -22,6 +22,7 @@ struct ctld ctld;
 
 #define TICK_IDLE 1.0 /* reconcile period */
 #define TICK_BUSY 0.1 /* while processes start, back off or stop */
+#define IDLE_TIMEOUT_DEFAULT 120 /* seconds a control client may stay silent */
 
 static void usage(FILE *out)
 {
@@ -29,7 +30,7 @@ static void usage(FILE *out)
 		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
 		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
-		"                 [--seq-reserve N]\n"
+		"                 [--seq-reserve N] [--idle-timeout SECONDS]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -43,8 +44,10 @@ static void usage(FILE *out)
 		"  whole CPU per process (to compare with the adaptive polling default)\n"
 		"--seq-reserve N: outbound sequence numbers each SA may use beyond what is\n"
 		"  saved, %u..%u (default %llu); an SA that outruns the saves holds its\n"
-		"  packets. Make it several seconds at the busiest SA's packet rate.\n",
-		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT);
+		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
+		"--idle-timeout SECONDS: close a control client that sends no request for this\n"
+		"  long (default %d; event subscribers excepted)\n",
+		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT);
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -146,6 +149,7 @@ static void parse_options(int argc, char **argv)
 		{"worker-cpus", required_argument, NULL, 'W'},
 		{"busy-poll", no_argument, NULL, 'B'},
 		{"seq-reserve", required_argument, NULL, 'Q'},
+		{"idle-timeout", required_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -161,6 +165,7 @@ static void parse_options(int argc, char **argv)
 		.file_prefix = "esgw",
 		.workers = -1,
 		.seq_reserve = SEQ_RESERVE_DEFAULT,
+		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -196,6 +201,14 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'B':
 			ctld.opt.busy_poll = true;
+			break;
+		case 'I':
+			ctld.opt.idle_timeout = strtod(optarg, &end);
+			if (optarg[0] == '\0' || *end != '\0' || !(ctld.opt.idle_timeout >= 0.1) ||
+			    ctld.opt.idle_timeout > 86400) {
+				fprintf(stderr, "esgw-ctld: --idle-timeout must be 0.1..86400 seconds\n");
+				exit(2);
+			}
 			break;
 		case 'Q':
 			errno = 0;

@@ -9,6 +9,7 @@ Binaries come from $ESGW_BUILD (default /work/main/build)."""
 import json
 import os
 import random
+import shutil
 import signal
 import socket
 import struct
@@ -609,6 +610,80 @@ def test_many_clients_at_once(ctld, pb):
         s.close()
 
 
+def test_client_that_never_reads_cannot_stall_others(ctld, pb):
+    """One client floods requests and never reads a reply: ctld neither blocks
+    on it nor lets it hold the others up (each other request is answered
+    within 1 s while the flood runs), and disconnects it once its queued
+    replies pass the bound."""
+    basic_config(ctld)
+    body = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_CONFIG)) \
+        .SerializeToString()
+    burst = (struct.pack(">I", len(body)) + body) * 200
+    flood = socket.socket(socket.AF_UNIX)
+    flood.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    flood.connect(ctld.sock)
+    sent = [0]
+    ended = threading.Event()
+
+    def pump():
+        try:
+            while True:
+                flood.sendall(burst)
+                sent[0] += 200
+        except OSError:
+            pass  # disconnected by ctld
+        finally:
+            ended.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    h_wait(lambda: sent[0] >= 1000, 10)
+    other = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_WORKERS)) \
+        .SerializeToString()
+    answered = 0
+    while not ended.is_set() or answered < 20:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(1.0)  # the acceptance bound: answered within 1 s
+        s.connect(ctld.sock)
+        send_frame(s, other)
+        assert pb.Response.FromString(recv_frame(s)).status == pb.STATUS_OK
+        s.close()
+        answered += 1
+        assert answered < 10000, "the flooding client was never disconnected"
+    assert ended.wait(30), "the flooding client was never disconnected"
+    print("flood: %d requests sent before the disconnect; %d other requests answered"
+          % (sent[0], answered))
+    assert "does not read its replies" in ctld.logtext()
+    flood.close()
+    assert ctld.alive()
+
+
+def test_idle_clients_time_out(tmp_path, pb):
+    d = Ctld(tmp_path).start(extra=("--idle-timeout", "0.5"))
+    try:
+        silent = socket.socket(socket.AF_UNIX)
+        silent.settimeout(10)
+        silent.connect(d.sock)
+        half = socket.socket(socket.AF_UNIX)
+        half.settimeout(10)
+        half.connect(d.sock)
+        half.sendall(struct.pack(">I", 100) + b"x" * 10)  # a frame never finished
+        sub = socket.socket(socket.AF_UNIX)
+        sub.settimeout(10)
+        sub.connect(d.sock)
+        send_frame(sub, pb.Request(version=1, events_subscribe=pb.EventsSubscribe())
+                   .SerializeToString())
+        assert pb.Response.FromString(recv_frame(sub)).status == pb.STATUS_OK
+        assert silent.recv(10) == b"" and half.recv(10) == b""  # closed by ctld
+        # A subscriber waits for events: it is not idle. It still gets them.
+        d.ok("interface", "add", "wan", "net_af_packet0,iface=hb-wan")
+        ev = pb.Response.FromString(recv_frame(sub))
+        assert ev.event.kind == pb.EVENT_KIND_INTERFACE_ADDED and ev.event.name == "wan"
+        for s in (silent, half, sub):
+            s.close()
+    finally:
+        d.stop()
+
+
 def test_keys_never_logged(ctld):
     basic_config(ctld)
     ctld.ctl("sa", "add", "10", "spi", "7777", "alg", "aes-gcm-128", "crypto-key",
@@ -1003,6 +1078,65 @@ def test_standalone_supervision_with_fake_processes(tmp_path, pb):
         assert not os.path.exists("/proc/%d" % pid) or \
             open("/proc/%d/stat" % pid).read().split()[2] == "Z"
     assert not os.path.exists(d.sock)
+
+
+def test_refused_peer_is_closed_at_once(tmp_path, pb):
+    """A peer that fails the credential check gets PERMISSION_DENIED and the
+    connection is closed right away: it holds no client slot."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"):
+        pytest.skip("needs root and setpriv")
+    # Reachable for nobody: only the credential check stands in its way.
+    import tempfile
+    open_dir = tempfile.mkdtemp(prefix="esgw-refuse-")
+    os.chmod(open_dir, 0o755)
+    ctld = Ctld(tmp_path)
+    ctld.sock = os.path.join(open_dir, "ctl.sock")
+    ctld.start()
+    try:
+        os.chmod(ctld.sock, 0o666)
+        refused_many_times(ctld, pb)
+        if os.access(ESGWCTL, os.X_OK, effective_ids=False):
+            # esgwctl says why, whether its request went out before the close or not.
+            for _ in range(10):
+                r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                                    "--clear-groups", ESGWCTL, "--socket", ctld.sock, "show",
+                                    "sa"], capture_output=True, text=True, timeout=20)
+                assert r.returncode == 1 and "permission denied" in r.stderr, r.stderr
+    finally:
+        ctld.stop()
+        shutil.rmtree(open_dir, ignore_errors=True)
+
+
+def refused_many_times(ctld, pb):
+    client = r"""
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+body = bytes.fromhex(sys.argv[2])
+try:
+    s.sendall(struct.pack(">I", len(body)) + body)
+except OSError:
+    pass
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.hex())
+"""
+    body = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_SAS))
+    for _ in range(80):  # more than the 64 client slots
+        r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                            "--clear-groups", "/usr/bin/python3", "-c", client, ctld.sock,
+                            body.SerializeToString().hex()],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode == 0, r.stderr  # EOF came (no 5 s timeout)
+        data = bytes.fromhex(r.stdout)
+        resp = pb.Response.FromString(data[4:])
+        assert resp.status == pb.STATUS_PERMISSION_DENIED, resp
+    ctld.ok("show", "sa")  # the slots are all free
 
 
 def test_unprivileged_user_is_refused(ctld):
