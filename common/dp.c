@@ -22,6 +22,7 @@
 #include <rte_memzone.h>
 
 #include "addr.h"
+#include "listen.h"
 #include "log.h"
 
 volatile int esgw_dp_quit;
@@ -201,29 +202,26 @@ static int ctl_thread_start(struct esgw_dp *dp)
 
 int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 {
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int fd;
+	char err[512] = "";
+	int fd, rc;
 
 	dp->conn_fd = -1;
 	if (dp->rundir[0] == '\0')
 		snprintf(dp->rundir, sizeof(dp->rundir), "%s", ESGW_RUNDIR_DEFAULT);
-	mkdir(dp->rundir, 0750);
+	rc = esgw_listen_dir_check(dp->rundir, err, sizeof(err));
+	if (rc == 1 && mkdir(dp->rundir, 0750) == 0)
+		rc = esgw_listen_dir_check(dp->rundir, err, sizeof(err));
+	if (rc != 0) {
+		if (err[0] == '\0')
+			snprintf(err, sizeof(err), "%s: %s", dp->rundir, strerror(errno));
+		ESGW_ERR("run directory %s", err);
+		return -1;
+	}
 	snprintf(dp->sock_path, sizeof(dp->sock_path), "%s/%s.sock", dp->rundir, name);
-	if (strlen(dp->sock_path) >= sizeof(addr.sun_path)) {
-		ESGW_ERR("control socket path too long: %s", dp->sock_path);
-		return -1;
-	}
-	strcpy(addr.sun_path, dp->sock_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* 0600: ctld pushes keys through it (and checks who listens). */
+	fd = esgw_listen_open(dp->sock_path, 0600, 4, SOCK_NONBLOCK, err, sizeof(err));
 	if (fd < 0) {
-		ESGW_ERR("socket: %s", strerror(errno));
-		return -1;
-	}
-	unlink(dp->sock_path);
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(dp->sock_path, 0600) < 0 || listen(fd, 4) < 0) {
-		ESGW_ERR("control socket %s: %s", dp->sock_path, strerror(errno));
-		close(fd);
+		ESGW_ERR("control %s", err);
 		return -1;
 	}
 	dp->listen_fd = fd;
@@ -397,6 +395,16 @@ void esgw_dp_ctl_poll(struct esgw_dp *dp)
 	pthread_mutex_unlock(&dp->ctl_lock);
 }
 
+/* Only root or our own user may configure us (the socket is 0600 too). */
+static bool peer_is_controller(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	       (cred.uid == 0 || cred.uid == geteuid());
+}
+
 static void ctl_serve(struct esgw_dp *dp)
 {
 	uint8_t buf[16384];
@@ -406,6 +414,12 @@ static void ctl_serve(struct esgw_dp *dp)
 	int fd, rc;
 
 	fd = accept4(dp->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0 && !peer_is_controller(fd)) {
+		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "control connection from a process that is "
+						    "neither root nor our user: closed");
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0) {
 		/* One controller at a time: a new connection replaces the old one. */
 		if (dp->conn_fd >= 0)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cpu_list.h"
+#include "listen.h"
 #include "log.h"
 
 struct ctld ctld;
@@ -316,6 +317,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 int main(int argc, char **argv)
 {
 	ev_signal sigterm, sigint;
+	char err[512];
 
 	esgw_log_init("esgw-ctld");
 	parse_options(argc, argv);
@@ -332,6 +334,11 @@ int main(int argc, char **argv)
 		make_parent_dirs(dir);
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.log_dir);
 		make_parent_dirs(dir);
+	}
+	/* The dataplane sockets (keys go through them) are created there. */
+	if (esgw_listen_dir_check(ctld.opt.rundir, err, sizeof(err)) < 0) {
+		ESGW_ERR("run directory %s", err);
+		return 1;
 	}
 	/* Handlers before the socket: a client that sees the socket may stop us. */
 	ev_signal_init(&sigterm, on_signal, SIGTERM);

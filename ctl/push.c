@@ -109,11 +109,20 @@ void dp_procs_resize(int workers)
 		ctld.nprocs = 2 + workers;
 }
 
+/* The peer of a dataplane socket is one we may give keys: root or our own
+ * user, and in standalone mode the very process we started. */
+static bool peer_is_dataplane(const struct dp_proc *p, const struct ucred *cred)
+{
+	if (cred->uid != 0 && cred->uid != geteuid())
+		return false;
+	return !ctld.opt.standalone || cred->pid == p->pid;
+}
+
 /* Connect to <rundir>/<name>.sock; 0 or -1 (not there, not ready). */
 int dp_connect(struct dp_proc *p)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct ucred cred;
+	struct ucred cred = {0};
 	socklen_t credlen = sizeof(cred);
 	int fd;
 
@@ -133,22 +142,30 @@ int dp_connect(struct dp_proc *p)
 		close(fd);
 		return -1;
 	}
+	/* Keys go through this socket: only to the process we mean. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0 ||
+	    !peer_is_dataplane(p, &cred)) {
+		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN,
+				     "%s: the process at %s (pid %d, uid %d) is not ours: nothing "
+				     "pushed to it",
+				     p->name, addr.sun_path, (int)cred.pid, (int)cred.uid);
+		close(fd);
+		return -1;
+	}
 	if (p->unreachable_logged || !ctld.opt.standalone)
 		ESGW_INFO("connected to %s", p->name);
 	p->unreachable_logged = false;
 	p->fd = fd;
 	p->acked_generation = 0;
 	if (!ctld.opt.standalone) {
-		p->state = PROC_RUNNING;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0) {
-			pid_t old = p->pid;
+		pid_t old = p->pid;
 
-			p->pid = cred.pid;
-			/* systemd restarted it: a new instance answers. */
-			if (old > 0 && old != cred.pid) {
-				p->restarts++;
-				ctld_event_process_restart(p);
-			}
+		p->state = PROC_RUNNING;
+		p->pid = cred.pid;
+		/* systemd restarted it: a new instance answers. */
+		if (old > 0 && old != cred.pid) {
+			p->restarts++;
+			ctld_event_process_restart(p);
 		}
 	}
 	ev_io_set(&p->eof_watcher, fd, EV_READ);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <grp.h>
+#include <libgen.h>
 #include <limits.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "framing.h"
+#include "listen.h"
 #include "log.h"
 
 #define MAX_CLIENTS 64
@@ -373,6 +375,7 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 int server_open(const char *path)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	char dir[sizeof(addr.sun_path)], err[512];
 	struct group *grp;
 	int fd;
 
@@ -382,6 +385,11 @@ int server_open(const char *path)
 	}
 	strcpy(addr.sun_path, path);
 	make_parent_dirs(path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	if (esgw_listen_dir_check(dirname(dir), err, sizeof(err)) != 0) {
+		ESGW_ERR("control socket %s: %s", path, err[0] ? err : "no directory");
+		return -1;
+	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
@@ -392,18 +400,20 @@ int server_open(const char *path)
 		return -1;
 	}
 	close(fd);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	unlink(path);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(path, 0660) < 0 || listen(fd, SOMAXCONN) < 0) {
-		ESGW_ERR("control socket %s: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	/* Owner only until it belongs to group esgw: then 0660. */
+	fd = esgw_listen_open(path, 0600, SOMAXCONN, SOCK_NONBLOCK, err, sizeof(err));
+	if (fd < 0) {
+		ESGW_ERR("control %s", err);
 		return -1;
 	}
 	grp = getgrnam(ADMIN_GROUP);
 	if (grp != NULL && chown(path, (uid_t)-1, grp->gr_gid) < 0)
 		ESGW_WARN("cannot give %s to group %s: %s", path, ADMIN_GROUP, strerror(errno));
+	if (chmod(path, 0660) < 0) {
+		ESGW_ERR("control socket %s: %s", path, strerror(errno));
+		close(fd);
+		return -1;
+	}
 	listen_fd = fd;
 	snprintf(listen_path, sizeof(listen_path), "%s", path);
 	ev_io_init(&listen_watcher, on_accept, fd, EV_READ);

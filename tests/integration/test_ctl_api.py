@@ -382,6 +382,106 @@ def test_truncated_config_falls_back_to_prev(ctld):
             f.write(data)
 
 
+def test_config_files_are_private_and_never_followed(ctld, tmp_path):
+    """The configuration, .prev and .bad stay 0600 even if a file was wider
+    before; the temporary file is created anew (O_EXCL), never written
+    through a link someone left in its place."""
+    basic_config(ctld)
+    os.chmod(ctld.config, 0o644)  # e.g. copied in by hand
+    target = tmp_path / "elsewhere"
+    os.symlink(str(target), ctld.config + ".tmp")
+    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")
+    assert not target.exists(), "the save wrote through a symbolic link"
+    assert not os.path.islink(ctld.config + ".tmp")
+    for f in (ctld.config, ctld.config + ".prev"):
+        assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
+    ctld.stop()
+    os.chmod(ctld.config + ".prev", 0o644)
+    with open(ctld.config, "r+b") as f:
+        f.truncate(3)  # unusable: set aside as .bad, .prev used
+    ctld.start()
+    for f in (ctld.config, ctld.config + ".prev", ctld.config + ".bad"):
+        assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
+    assert ctld.json("show", "routes")["routes"]
+
+
+def test_run_directory_checked(tmp_path):
+    """Sockets that carry keys are made only in a directory nobody else can
+    change; their modes are 0660 (API) and 0600 (dataplane)."""
+    for mode, owner, needle in ((0o777, 0, "writable by every user"),
+                                (0o775, 0, "writable by its group"),
+                                (0o755, 65534, "belongs to uid 65534")):
+        d = Ctld(tmp_path)
+        os.chmod(d.rundir, mode)
+        os.chown(d.rundir, owner, 0)
+        d.proc = subprocess.Popen([CTLD, "--socket", d.sock, "--config", d.config,
+                                   "--rundir", d.rundir], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        out = d.proc.communicate(timeout=10)[0]
+        assert d.proc.returncode == 1 and needle in out, out
+        os.chmod(d.rundir, 0o755)
+        os.chown(d.rundir, 0, 0)
+    os.symlink(str(tmp_path / "run"), str(tmp_path / "run-link"))
+    d = Ctld(tmp_path)
+    d.rundir = str(tmp_path / "run-link")
+    d.proc = subprocess.Popen([CTLD, "--socket", d.sock, "--config", d.config, "--rundir",
+                               d.rundir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    out = d.proc.communicate(timeout=10)[0]
+    assert d.proc.returncode == 1 and "symbolic link" in out, out
+    d = Ctld(tmp_path).start()
+    try:
+        assert oct(os.stat(d.sock).st_mode & 0o777) == "0o660"
+    finally:
+        d.stop()
+
+
+NOBODY_DP = r"""
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+print("ready", flush=True)
+got = 0
+while True:
+    c, _ = s.accept()
+    while True:
+        data = c.recv(65536)
+        if not data:
+            break
+        got += len(data)
+        print("got %d" % got, flush=True)
+"""
+
+
+def test_keys_only_to_a_dataplane_socket_of_ours(tmp_path, pb):
+    """A process of another user listening where crypto-0's socket should be
+    gets nothing: ctld checks the peer (SO_PEERCRED) before it pushes keys."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"):
+        pytest.skip("needs root and setpriv")
+    import tempfile
+    spot = tempfile.mkdtemp(prefix="esgw-nobody-")
+    os.chmod(spot, 0o777)
+    d = Ctld(tmp_path)
+    fake = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                             "--clear-groups", "/usr/bin/python3", "-c", NOBODY_DP,
+                             os.path.join(spot, "s")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert fake.stdout.readline().strip() == "ready"
+        os.rename(os.path.join(spot, "s"), os.path.join(d.rundir, "crypto-0.sock"))
+        d.start()
+        d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+             "salt", GCM_SALT)
+        h_wait(lambda: "is not ours" in d.logtext(), 10)
+        assert "crypto-0" in d.logtext() and "uid 65534" in d.logtext()
+    finally:
+        d.stop()
+        fake.kill()
+        out = fake.communicate(timeout=10)[0]
+        shutil.rmtree(spot, ignore_errors=True)
+    assert "got" not in out, "a DpConfig went to another user's process: " + out
+
+
 def test_garbage_config_without_prev_starts_empty(tmp_path):
     d = Ctld(tmp_path)
     os.makedirs(os.path.dirname(d.config))
