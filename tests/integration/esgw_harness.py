@@ -510,6 +510,15 @@ class Gateway:
         self.wait_running()
         self.baseline = self.process_snapshot()
 
+    def wait_workers_running(self, count, timeout=30):
+        """Until exactly count crypto workers exist and all run."""
+        def ok():
+            ws = self.ctl("show", "workers")["workers"]
+            procs = [p for p in self.ctl("show", "stats")["processes"] if p["role"] == "crypto"]
+            return len(ws) == count and len(procs) == count and \
+                all(p["state"] == "running" for p in procs)
+        wait_for(ok, timeout, 0.2, "%s: %d crypto workers running" % (self.name, count))
+
     def process_snapshot(self):
         """{(role, worker): (pid, restarts, state)} from show stats. Adding an
         interface restarts rxtx on purpose, so tests compare against the
@@ -922,10 +931,12 @@ def esgw_pb2():
 
 # ------------------------------------------------------ traffic and events
 
-def ping_flood(ns, seconds, interval="0.002", size=1000):
-    """Pings h2 from h1 about 500 times a second for `seconds` (background)."""
+def ping_flood(ns, seconds, interval="0.002", size=1000, src=None, dst=H2_ADDR):
+    """Pings dst (h2) from h1 (from address src) about 500 times a second for
+    `seconds` (background)."""
     return subprocess.Popen(["ip", "netns", "exec", ns["h1"], "ping", "-q", "-i", interval,
-                             "-s", str(size), "-w", str(seconds), H2_ADDR],
+                             "-s", str(size), "-w", str(seconds)] +
+                            (["-I", src] if src else []) + [dst],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 

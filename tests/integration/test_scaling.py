@@ -15,7 +15,6 @@ sequence numbers and the longest silence."""
 import json
 import os
 import signal
-import struct
 import subprocess
 import sys
 import time
@@ -24,14 +23,10 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import esgw_harness as h  # noqa: E402
+import hi_topology as hi  # noqa: E402
 
 ALG = "aes-gcm-128"
 RATE = 2000  # packets per second per stream: modest, two gateways share 2 cores
-H1_ADDR_B, GW1_LAN_B = "192.168.10.1", "192.168.10.2"
-H2_ADDR_B, GW2_LAN_B = "192.168.20.1", "192.168.20.2"
-# t1's SAs: gw1 sends with SA 11 (spi 1001), receives with SA 21 (spi 2001).
-T1_KEYS = {1001: ("00112233445566778899aabbccddeeff", "01020304"),
-           2001: ("ffeeddccbbaa99887766554433221100", "04030201")}
 PORT = 7000
 
 STREAM = r'''
@@ -146,21 +141,6 @@ class Stream:
                 p.wait()
 
 
-def sa_args(sa_id, spi, worker=None):
-    key, salt = T1_KEYS[spi]
-    args = ["sa", "add", sa_id, "spi", spi, "alg", ALG, "crypto-key", key, "salt", salt]
-    return args + (["worker", worker] if worker is not None else [])
-
-
-def add_second_tunnel(gw, lan_addr, local, remote, remote_lan, sa_out, spi_out, sa_in, spi_in):
-    gw.ctl("interface", "address", "add", "lan", lan_addr)
-    gw.ctl(*sa_args(sa_out, spi_out))
-    gw.ctl(*sa_args(sa_in, spi_in))
-    gw.ctl("tunnel", "add", "t1", "local", local, "remote", remote,
-           "sa-out", sa_out, "sa-in", sa_in)
-    gw.ctl("route", "add", remote_lan, "tunnel", "t1")
-
-
 def placement(gw):
     return {sa["id"]: sa["worker"] for sa in gw.ctl("show", "sa")["sas"]}
 
@@ -173,36 +153,22 @@ def worker_drops(gw, name):
     return sum(w["drops"].get(name, 0) for w in gw.ctl("show", "workers")["workers"])
 
 
-def wait_workers_running(gw, count, timeout=30):
-    def ok():
-        ws = gw.ctl("show", "workers")["workers"]
-        procs = [p for p in gw.ctl("show", "stats")["processes"] if p["role"] == "crypto"]
-        return len(ws) == count and len(procs) == count and \
-            all(p["state"] == "running" for p in procs)
-    h.wait_for(ok, timeout, 0.2, "%s: %d crypto workers running" % (gw.name, count))
-
-
 @pytest.fixture(scope="module")
 def pair():
     h.require_root_and_binaries()
 
-    def second_host_addresses(ns):
-        h.nsrun(ns["h1"], ["ip", "addr", "add", H1_ADDR_B + "/24", "dev", "h1-eth0"])
-        h.nsrun(ns["h2"], ["ip", "addr", "add", H2_ADDR_B + "/24", "dev", "h2-eth0"])
-
-    with h.gateway_pair(workers=2, prepare=second_host_addresses) as (ns, gw1, gw2):
+    with h.gateway_pair(workers=2, prepare=hi.second_host_addresses) as (ns, gw1, gw2):
         h.configure_gw1(gw1, ALG)
         h.configure_gw2(gw2, ALG)
-        add_second_tunnel(gw1, GW1_LAN_B + "/24", h.GW1_WAN, h.GW2_WAN, "192.168.20.0/24",
-                          11, 1001, 21, 2001)
-        add_second_tunnel(gw2, GW2_LAN_B + "/24", h.GW2_WAN, h.GW1_WAN, "192.168.10.0/24",
-                          21, 2001, 11, 1001)
+        hi.add_second_tunnel(gw1, "gw1", ALG)
+        hi.add_second_tunnel(gw2, "gw2", ALG)
         for gw in (gw1, gw2):
             gw.wait_running()
         h.ping_until_ok(ns["h1"], h.H2_ADDR)
         h.ping_until_ok(ns["h2"], h.H1_ADDR)
-        h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", H1_ADDR_B, H2_ADDR_B], check=False)
-        h.ping_until_ok(ns["h1"], H2_ADDR_B)
+        h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", hi.H1_ADDR_B, hi.H2_ADDR_B],
+                check=False)
+        h.ping_until_ok(ns["h1"], hi.H2_ADDR_B)
         yield {"ns": ns, "gw1": gw1, "gw2": gw2}
 
 
@@ -272,67 +238,41 @@ def test_sa_moves_lose_and_reorder_nothing(pair):
 def test_workers_set_1_2_1_under_traffic(pair):
     gw1 = pair["gw1"]
     gw1.ctl("workers", "set", 1)
-    wait_workers_running(gw1, 1)
+    gw1.wait_workers_running(1)
     assert set(placement(gw1).values()) == {0}
     streams = streams_t0(pair["ns"])
     try:
         time.sleep(0.5)
         for _ in range(2):
             gw1.ctl("workers", "set", 2)
-            wait_workers_running(gw1, 2)
+            gw1.wait_workers_running(2)
             # Give the new worker traffic so that scaling down has to move it.
             move(gw1, 10, 1)
             move(gw1, 20, 1)
             time.sleep(0.5)
             gw1.ctl("workers", "set", 1)
             assert set(placement(gw1).values()) == {0}
-            wait_workers_running(gw1, 1)
+            gw1.wait_workers_running(1)
             time.sleep(0.3)
     finally:
         results = stop_all(streams)
         report_drops(gw1, pair["gw2"])
     assert_clean(results)
     gw1.ctl("workers", "set", 2)
-    wait_workers_running(gw1, 2)
-
-
-def read_esp(path):
-    """[(spi, seq)] of the ESP packets in a pcap file (Ethernet, IPv4)."""
-    out = []
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    endian = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
-    off = 24
-    while off + 16 <= len(data):
-        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if len(frame) < 14 + 20 + 8 or frame[12:14] != b"\x08\x00" or frame[14 + 9] != 50:
-            continue
-        ihl = (frame[14] & 0x0f) * 4
-        spi, seq = struct.unpack("!II", frame[14 + ihl:14 + ihl + 8])
-        out.append((spi, seq))
-    return out
+    gw1.wait_workers_running(2)
 
 
 def test_worker_kill_other_tunnel_unaffected(pair, tmp_path):
     gw1, ns = pair["gw1"], pair["ns"]
     gw1.ctl("workers", "set", 2)  # whatever the test before left
-    wait_workers_running(gw1, 2)
+    gw1.wait_workers_running(2)
     for sa_id, worker in ((10, 0), (20, 0), (11, 1), (21, 1)):
         move(gw1, sa_id, worker)
     victim = [w for w in gw1.ctl("show", "workers")["workers"] if w["id"] == 1][0]
     assert sorted(victim["sas"]) == [11, 21]
-    pcap = str(tmp_path / "wan.pcap")
-    os.chmod(str(tmp_path), 0o777)
-    cap = subprocess.Popen(["ip", "netns", "exec", ns["gw2"], "tcpdump", "-i", "gw2-wan", "-p",
-                            "-n", "-U", "-s", "96", "-Q", "in", "-w", pcap, "esp"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    line = cap.stderr.readline()
-    assert "listening" in line, line
+    cap = h.Capture(ns["gw2"], "gw2-wan", str(tmp_path / "wan.pcap"), snaplen=96, bpf="esp")
     streams = [Stream("t0 h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT + 2),
-               Stream("t1 h1->h2", ns["h1"], H1_ADDR_B, ns["h2"], H2_ADDR_B, PORT + 3)]
+               Stream("t1 h1->h2", ns["h1"], hi.H1_ADDR_B, ns["h2"], hi.H2_ADDR_B, PORT + 3)]
     try:
         time.sleep(1.0)
         killed_at = time.monotonic()
@@ -345,15 +285,13 @@ def test_worker_kill_other_tunnel_unaffected(pair, tmp_path):
         time.sleep(3.0)
     finally:
         results = stop_all(streams)
-        time.sleep(0.5)
-        cap.send_signal(signal.SIGINT)
-        cap.wait(10)
+        cap.stop(parse=False)
     t0, t1 = results
     print("t1 recovery: longest silence %.2f s" % t1["max_gap"])
     assert t0["lost"] == 0 and t0["reordered"] == 0 and t0["duplicates"] == 0, t0
     assert t1["received"] > 0 and t1["max_gap"] < 5.0, t1
     assert t1["top"] == t1["sent"] - 1 or t1["top"] >= t1["sent"] - RATE, t1  # flowing at the end
-    pairs = read_esp(pcap)
+    pairs = [(spi, seq) for spi, seq, _ in h.esp_headers(cap.path)]
     assert len(pairs) > 1000
     seen, twice = set(), []
     for p in pairs:
