@@ -99,9 +99,9 @@ static void report_hold(const Esgw__Sa *sa, const Esgw__DpSaStats *s, const char
 		return;
 	hold_reported[sa->slot] = sa->instance;
 	snprintf(detail, sizeof(detail),
-		 "sequence number %" PRIu64 " is the last below the durable floor %" PRIu64
-		 ": holding outbound packets (%s)",
-		 s->seq_out, sa->seq_out_floor, why);
+		 "at its durable sequence-number floor %" PRIu64 " (last number used %" PRIu64
+		 "): holding outbound packets until a higher floor is saved (%s)",
+		 sa->seq_out_floor, s->seq_out, why);
 	ESGW_WARN("SA %u: %s", sa->id, detail);
 	esgw__event__init(&ev);
 	ev.kind = ESGW__EVENT_KIND__EVENT_KIND_SA_SEQ_HELD;
