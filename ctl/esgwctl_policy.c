@@ -184,6 +184,7 @@ static void json_policy(struct json *j, const Esgw__Policy *p)
 	json_object_begin(j);
 	json_kv_string(j, "name", p->name);
 	json_kv_u64(j, "priority", p->priority);
+	json_kv_string(j, "owner", p->owner);
 	json_kv_string(j, "src", p->src[0] ? p->src : "0.0.0.0/0");
 	json_kv_string(j, "dst", p->dst[0] ? p->dst : "0.0.0.0/0");
 	json_kv_string(j, "protocol",
