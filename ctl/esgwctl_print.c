@@ -200,7 +200,8 @@ static void json_tunnel(struct json *j, const Esgw__Tunnel *t)
 	json_kv_string(j, "remote", t->remote);
 	json_kv_u64(j, "sa_out", t->sa_out);
 	json_ids(j, "sa_in", t->sa_in, t->n_sa_in);
-	json_kv_string(j, "owner", t->owner);
+	if (t->owner != NULL && t->owner[0] != '\0') /* set by an IKE daemon only */
+		json_kv_string(j, "owner", t->owner);
 	json_object_end(j);
 }
 
@@ -348,7 +349,7 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			json_kv_bool(j, "hard_expired", info->hard_expired);
 			json_kv_bool(j, "seq_exhausted", info->seq_exhausted);
 			json_counters(j, "drops", info->drops, info->n_drops);
-			json_kv_string(j, "owner", sa->owner);
+			json_kv_string(j, "owner", sa->owner ? sa->owner : "");
 			json_kv_double(j, "last_used", info->last_used);
 			json_kv_bool(j, "udp_encap", sa->udp_encap);
 			json_kv_u64(j, "udp_sport", sa->udp_sport);

@@ -144,9 +144,9 @@ def test_established_with_psk(setup):
     for sa in sas:  # libipsec's ESP is always in UDP: ports charon chose
         assert sa["udp_encap"] and sa["udp_sport"] == 4500 and sa["udp_dport"] == 4500, sa
         assert sa["algorithm"] == "aes-gcm-128" and sa["tunnel"].startswith("ike-"), sa
-    tunnels = [t for t in gw.ctl("show", "tunnels")["tunnels"] if t["owner"] == "ike"]
+    tunnels = [t for t in gw.ctl("show", "tunnels")["tunnels"] if t.get("owner") == "ike"]
     assert len(tunnels) == 1 and tunnels[0]["remote"] == h.GW2_WAN, tunnels
-    policies = [p for p in gw.ctl("show", "policies")["policies"] if p["owner"] == "ike"]
+    policies = [p for p in gw.ctl("show", "policies")["policies"] if p.get("owner") == "ike"]
     assert [(p["src"], p["dst"], p["action"]) for p in policies] == [
         ("192.168.1.0/24", "192.168.2.0/24", "protect")], policies
 
@@ -228,8 +228,8 @@ def test_delete_from_either_side_empties_esgw(setup, side):
     setup[side].swanctl("--terminate", "--ike", "gw", timeout=60)
     h.wait_for(lambda: not ike.ike_owned(setup["gw"]), 20, 0.3, "esgw: no IKE SAs")
     gw = setup["gw"]
-    assert not [t for t in gw.ctl("show", "tunnels")["tunnels"] if t["owner"] == "ike"]
-    assert not [p for p in gw.ctl("show", "policies")["policies"] if p["owner"] == "ike"]
+    assert not [t for t in gw.ctl("show", "tunnels")["tunnels"] if t.get("owner") == "ike"]
+    assert not [p for p in gw.ctl("show", "policies")["policies"] if p.get("owner") == "ike"]
 
 
 def test_ctld_restart_restores_sas_without_renegotiation(setup):
@@ -256,7 +256,7 @@ def test_charon_restart_removes_stale_sas(setup):
     assert ike.ike_owned(gw)
     c.start()
     h.wait_for(lambda: not ike.ike_owned(gw), 20, 0.3, "stale IKE SAs removed")
-    assert not [t for t in gw.ctl("show", "tunnels")["tunnels"] if t["owner"] == "ike"]
+    assert not [t for t in gw.ctl("show", "tunnels")["tunnels"] if t.get("owner") == "ike"]
     # the peer still has its half: clear it so the next test starts clean
     setup["peer"].swanctl("--terminate", "--ike", "gw", check=False, timeout=30)
 
