@@ -216,6 +216,12 @@ void sa_expiry_observe(const Esgw__DpStats *st);
  * one; and gives every new SA an instance number of its own. */
 void seq_floor_observe(const Esgw__DpStats *st);
 uint64_t seq_floor_new_instance(void);
+/* sa_usage.c: when each SA last carried a packet (SaInfo.last_used). */
+void sa_usage_observe(const Esgw__DpStats *st);
+double sa_usage_last_used(const Esgw__Sa *sa);
+/* owner.c: OwnerReconcile (the strongSwan plugin's objects after a reconnect). */
+Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				    size_t errlen);
 
 /* systemd_units.c: systemd mode (not --standalone) starts, stops and restarts
  * the dataplane units over D-Bus; each is a no-op in standalone mode. */

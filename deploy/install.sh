@@ -7,7 +7,11 @@
 # goes below it (a staging root: no group is created, systemd is not told).
 #
 #   deploy/install.sh [--build DIR] [--prefix DIR] [--destdir DIR] [--unitdir DIR]
+#                     [--ike | --ike-plugin]
 #   env: ESGW_BUILD, PREFIX, DESTDIR, UNITDIR give the same defaults.
+# --ike also installs charon's kernel-esgw plugin into strongSwan's plugin
+# folder, its kernel-esgw.conf and a strongswan.service drop-in (ordered
+# after esgw-ctld); --ike-plugin installs only the plugin and its config.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,9 +19,10 @@ build=${ESGW_BUILD:-$here/../build}
 prefix=${PREFIX:-/usr/local}
 destdir=${DESTDIR:-}
 unitdir=${UNITDIR:-/etc/systemd/system}
+ike=none
 
 usage() {
-	sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -27,6 +32,8 @@ while [ $# -gt 0 ]; do
 	--prefix) prefix=$2; shift 2 ;;
 	--destdir) destdir=$2; shift 2 ;;
 	--unitdir) unitdir=$2; shift 2 ;;
+	--ike) ike=all; shift ;;
+	--ike-plugin) ike=plugin; shift ;;
 	-h|--help) usage 0 ;;
 	*) echo "install.sh: unknown argument '$1'" >&2; usage 2 ;;
 	esac
@@ -48,6 +55,26 @@ find_exe() {
 	echo "install.sh: $1 not found in $build (build first: ninja -C $build)" >&2
 	return 1
 }
+
+# charon's plugin and its configuration (strongSwan's own folders: Debian's
+# charon looks for plugins in /usr/lib/ipsec/plugins only).
+install_ike_plugin() {
+	local plugin=$build/ike/strongswan/libstrongswan-kernel-esgw.so
+	if [ ! -f "$plugin" ]; then
+		echo "install.sh: $plugin not built (deploy/setup-host.sh --ike prepares the strongSwan source)" >&2
+		exit 1
+	fi
+	install -d -m 0755 "$destdir/usr/lib/ipsec/plugins" "$destdir/etc/strongswan.d/charon"
+	install -m 0644 "$plugin" "$destdir/usr/lib/ipsec/plugins/"
+	# An operator's edited configuration stays.
+	[ -e "$destdir/etc/strongswan.d/charon/kernel-esgw.conf" ] ||
+		install -m 0644 "$here/strongswan/kernel-esgw.conf" "$destdir/etc/strongswan.d/charon/"
+}
+if [ "$ike" = plugin ]; then
+	install_ike_plugin
+	echo "kernel-esgw plugin installed in $destdir/usr/lib/ipsec/plugins"
+	exit 0
+fi
 
 bindir=$destdir$prefix/bin
 libexecdir=$destdir$prefix/libexec/esgw
@@ -95,6 +122,13 @@ EOF
 	if [ -z "$destdir" ]; then
 		chgrp esgw "$env_file"
 	fi
+fi
+
+if [ "$ike" = all ]; then
+	install_ike_plugin
+	install -d -m 0755 "$units/strongswan.service.d"
+	install -m 0644 "$here/strongswan/strongswan.service.d/10-esgw.conf" "$units/strongswan.service.d/"
+	echo "kernel-esgw plugin installed; charon (strongswan.service) starts after esgw-ctld"
 fi
 
 if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then

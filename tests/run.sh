@@ -12,7 +12,9 @@ export ESGW_BUILD=$build
 pytest_args=()
 [ "${1:-}" = "-k" ] && pytest_args=(-k "$2")
 
-./deploy/setup-host.sh || { echo "tests/run.sh: machine setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# --ike: charon, the strongSwan source and the kernel-esgw plugin (tests/integration/test_ike*.py).
+./deploy/setup-host.sh --ike --build "$build" || { echo "tests/run.sh: machine setup failed"; echo "0 passed, 1 failed"; exit 1; }
+export ESGW_REQUIRE_IKE=1
 
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" >/tmp/esgw-meson-setup.log 2>&1 || {

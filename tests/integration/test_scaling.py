@@ -103,10 +103,10 @@ else:
 class Stream:
     """A paced sequence-numbered UDP stream src -> dst (receiver started first)."""
 
-    def __init__(self, name, src_ns, src, dst_ns, dst, port):
+    def __init__(self, name, src_ns, src, dst_ns, dst, port, rate=RATE):
         self.name = name
         self.recv = self._spawn(dst_ns, ["recv", dst, str(port)])
-        self.send = self._spawn(src_ns, ["send", src, dst, str(port), str(RATE)])
+        self.send = self._spawn(src_ns, ["send", src, dst, str(port), str(rate)])
         self.result = None
 
     @staticmethod
