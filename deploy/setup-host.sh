@@ -9,7 +9,8 @@ PKGS=(build-essential meson ninja-build pkg-config
       libprotobuf-c-dev protobuf-c-compiler libsystemd-dev
       iproute2 iputils-ping ethtool iperf3 tcpdump procps psmisc python3-scapy python3-cryptography
       python3-pytest python3-protobuf protobuf-compiler systemd
-      clang libclang-rt-14-dev)  # clang and its fuzzer runtime: tests/fuzz (libFuzzer)
+      clang libclang-rt-14-dev   # clang and its fuzzer runtime: tests/fuzz (libFuzzer)
+      systemd-container debootstrap)  # the systemd tests' container (tests/systemd/)
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "setup-host.sh: must run as root (hugepages, packages, namespaces)" >&2
