@@ -84,7 +84,10 @@ def _own_cgroup_dirs(leaf):
 
 
 class Container:
-    """One systemd-nspawn container booted on the esgw-installed overlay."""
+    """One systemd-nspawn container booted on the esgw-installed overlay, in
+    network namespace netns with what DPDK needs; netns None boots it the
+    plain way (the issue's `systemd-nspawn --register=no --keep-unit -D ROOT
+    -b`), which probe() uses."""
 
     def __init__(self, tag, netns, name="gw1"):
         self.machine = "%s-%s" % (tag, name)
@@ -103,7 +106,7 @@ class Container:
 
     # -- file system
 
-    def prepare(self, rootfs, build=None):
+    def prepare(self, rootfs, install=True):
         """The overlay on the cached tree, and esgw installed into it."""
         for d in (self.root, self.upper, self.overlay_work):
             os.makedirs(d, exist_ok=True)
@@ -111,8 +114,8 @@ class Container:
                "lowerdir=%s,upperdir=%s,workdir=%s" % (rootfs, self.upper, self.overlay_work),
                self.root])
         self.mounted = True
-        h.run([INSTALL_SH, "--build", build or h.ESGW_BUILD, "--destdir", self.root],
-              timeout=120)
+        if install:
+            h.run([INSTALL_SH, "--build", h.ESGW_BUILD, "--destdir", self.root], timeout=120)
 
     def path(self, inside):
         """The host path of a file inside the container."""
@@ -131,16 +134,18 @@ class Container:
         join = "".join('echo $$ > "%s/cgroup.procs" && ' % d for d in self.cgroups)
         nspawn = ["systemd-nspawn", "--register=no", "--keep-unit", "--boot",
                   "--directory=" + self.root, "--machine=" + self.machine,
-                  # Joins the test's namespace; --private-network on top
-                  # makes /proc/sys/net writable, as on a machine (rxtx sets
-                  # rp_filter and arp_ignore on its ports).
-                  "--network-namespace-path=/run/netns/" + self.netns, "--private-network",
-                  # ...which also narrows /sys to a few folders: EAL init
-                  # fails ("Cannot init VFIO") without /sys/module.
-                  "--bind-ro=/sys/module",
-                  "--capability=" + ",".join(CAPABILITIES),
-                  "--console=read-only", "--link-journal=no",
-                  "--resolv-conf=off", "--timezone=off"]
+                  "--console=read-only"]
+        if self.netns is not None:
+            nspawn += [
+                # Joins the test's namespace; --private-network on top makes
+                # /proc/sys/net writable, as on a machine (rxtx sets
+                # rp_filter and arp_ignore on its ports).
+                "--network-namespace-path=/run/netns/" + self.netns, "--private-network",
+                # ...which also narrows /sys to a few folders: EAL init fails
+                # ("Cannot init VFIO") without /sys/module.
+                "--bind-ro=/sys/module",
+                "--capability=" + ",".join(CAPABILITIES),
+                "--link-journal=no", "--resolv-conf=off", "--timezone=off"]
         self.boots += 1
         log = open(self.console, "a")
         log.write("===== boot %d: %s\n" % (self.boots, " ".join(nspawn)))
@@ -151,20 +156,28 @@ class Container:
         log.close()
         self.leader = None
         deadline = time.monotonic() + timeout
-        try:
-            self.leader = h.wait_for(self._find_leader, timeout, 0.1, "container PID 1")
-            state = h.wait_for(self._booted, max(1.0, deadline - time.monotonic()), 0.5,
-                               "the boot of %s to finish" % self.machine)
-        except h.HarnessError as exc:
-            raise BootError("%s\n%s" % (exc, self.console_tail()))
+        state = None
+        while state is None:
+            if self.proc.poll() is not None:
+                raise BootError("systemd-nspawn exited with %s\n%s" % (
+                    self.proc.returncode, self.console_tail()))
+            if time.monotonic() > deadline:
+                raise BootError("%s not booted after %d s\n%s" % (
+                    self.machine, timeout, self.console_tail()))
+            try:
+                self.leader = self.leader or self._find_leader()
+                state = self.leader and self._booted(deadline)
+            except (OSError, subprocess.TimeoutExpired):
+                pass  # PID 1 not there yet, or not answering yet
+            if state is None:
+                time.sleep(0.2)
         if state != "running":
             print("%s booted %s:\n%s" % (self.machine, state,
                                          self.systemctl("--failed", "--no-pager",
                                                         check=False).stdout))
 
     def _find_leader(self):
-        if self.proc.poll() is not None:
-            raise h.HarnessError("systemd-nspawn exited with %s" % self.proc.returncode)
+        """systemd-nspawn's child that runs systemd: the container's PID 1."""
         for task in os.listdir("/proc/%d/task" % self.proc.pid):
             with open("/proc/%d/task/%s/children" % (self.proc.pid, task)) as f:
                 for pid in f.read().split():
@@ -173,11 +186,10 @@ class Container:
                             return int(pid)
         return None
 
-    def _booted(self):
-        if self.proc.poll() is not None:
-            raise h.HarnessError("systemd-nspawn exited with %s" % self.proc.returncode)
+    def _booted(self, deadline):
+        """"running" or "degraded" once the boot is over, else None."""
         res = self.run(["systemctl", "is-system-running", "--wait"], check=False,
-                       timeout=max(5, BOOT_TIMEOUT))
+                       timeout=max(1.0, deadline - time.monotonic()))
         state = res.stdout.strip()
         return state if state in ("running", "degraded") else None
 
@@ -313,3 +325,18 @@ class SystemdGateway(h.Gateway):
             parts += ["===== %s: journal of the esgw units =====" % self.container.machine,
                       self.container.journal("esgw*", lines=lines)]
         return "\n".join(parts)
+
+
+def probe(rootfs, tag):
+    """None if a plain container boots the cached tree here, else why not:
+    tells "systemd-nspawn cannot boot at all" (a reason to skip) from "our
+    container's options or esgw's files break the boot" (a failure)."""
+    ct = Container(tag, None, name="probe")
+    try:
+        ct.prepare(rootfs, install=False)
+        ct.boot()
+        return None
+    except (BootError, h.HarnessError) as exc:
+        return str(exc)
+    finally:
+        ct.cleanup()
