@@ -60,12 +60,15 @@ done
 install -m 0755 "$here/esgw-hugepages.sh" "$libexecdir/esgw-hugepages"
 
 # esgw-ctld and the dataplane units are Type=notify; executables built
-# without libsystemd cannot notify, so they run as Type=simple.
+# without libsystemd cannot notify, so they run as Type=simple. (Not
+# `ldd | grep -q`: grep -q quits at the first match, ldd may then die of
+# SIGPIPE, and pipefail turns that into "no libsystemd" now and then.)
 notify=notify
 for exe in esgw-ctld esgw-rxtx; do
-	if ! ldd "$bindir/$exe" 2>/dev/null | grep -q libsystemd; then
-		notify=simple
-	fi
+	case "$(ldd "$bindir/$exe" 2>/dev/null)" in
+	*libsystemd*) ;;
+	*) notify=simple ;;
+	esac
 done
 for unit in "$here"/systemd/*.service "$here"/systemd/*.target; do
 	sed -e "s|/usr/local/|$prefix/|g" -e "s|^Type=notify$|Type=$notify|" "$unit" \
