@@ -127,6 +127,8 @@ void dp_procs_init(int workers);
 /* Records for workers 0..workers-1; records of workers above stay until the
  * supervisor has stopped them (supervise_tick drops them then). */
 void dp_procs_resize(int workers);
+/* Drop the records of workers workers.. (systemd mode: systemd stops them). */
+void dp_procs_shrink(int workers);
 /* Push the current generation to every process that has not acked it. */
 void dp_push_all(void);
 void dp_push(struct dp_proc *p);
@@ -228,5 +230,6 @@ Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *re
 void units_start(void);
 void units_interfaces_changed(void);
 void units_workers_changed(uint32_t from_workers, uint32_t workers);
+void units_rxtx_restarted(void);
 
 #endif
