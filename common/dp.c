@@ -21,6 +21,10 @@
 #include <rte_errno.h>
 #include <rte_memzone.h>
 
+#ifdef ESGW_HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
 #include "addr.h"
 #include "listen.h"
 #include "log.h"
@@ -233,6 +237,13 @@ int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 	}
 	/* The main loop starts right after: loop cycles count from here. */
 	esgw_stage_start(&dp->cycles);
+#ifdef ESGW_HAVE_LIBSYSTEMD
+	/* The units are Type=notify: esgw-rxtx.service is active only from here
+	 * on, so the secondaries ordered after it find the primary's memory
+	 * (without it they start with the primary's exec and fail in EAL init).
+	 * Outside systemd NOTIFY_SOCKET is unset and this does nothing. */
+	sd_notify(0, "READY=1");
+#endif
 	return 0;
 }
 

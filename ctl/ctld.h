@@ -131,6 +131,8 @@ void dp_procs_init(int workers);
 /* Records for workers 0..workers-1; records of workers above stay until the
  * supervisor has stopped them (supervise_tick drops them then). */
 void dp_procs_resize(int workers);
+/* Drop the records of workers workers.. (systemd mode: systemd stops them). */
+void dp_procs_shrink(int workers);
 /* Push the current generation to every process that has not acked it. */
 void dp_push_all(void);
 void dp_push(struct dp_proc *p);
@@ -236,11 +238,18 @@ void seq_floor_check(struct dp_proc *p);
  * be up to one reserve higher: move them that far ahead. */
 void seq_floor_skip_ahead(Esgw__Config *c);
 uint64_t seq_floor_new_instance(void);
+/* sa_usage.c: when each SA last carried a packet (SaInfo.last_used). */
+void sa_usage_observe(const Esgw__DpStats *st);
+double sa_usage_last_used(const Esgw__Sa *sa);
+/* owner.c: OwnerReconcile (the strongSwan plugin's objects after a reconnect). */
+Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				    size_t errlen);
 
 /* systemd_units.c: systemd mode (not --standalone) starts, stops and restarts
  * the dataplane units over D-Bus; each is a no-op in standalone mode. */
 void units_start(void);
 void units_interfaces_changed(void);
 void units_workers_changed(uint32_t from_workers, uint32_t workers);
+void units_rxtx_restarted(void);
 
 #endif

@@ -118,6 +118,18 @@ static bool peer_is_dataplane(const struct dp_proc *p, const struct ucred *cred)
 	return !ctld.opt.standalone || cred->pid == p->pid;
 }
 
+void dp_procs_shrink(int workers)
+{
+	while (ctld.nprocs > 2 + workers) {
+		struct dp_proc *p = &ctld.procs[ctld.nprocs - 1];
+
+		dp_disconnect(p);
+		free(p->stats_cache);
+		p->stats_cache = NULL;
+		ctld.nprocs--;
+	}
+}
+
 /* Connect to <rundir>/<name>.sock; 0 or -1 (not there, not ready). */
 int dp_connect(struct dp_proc *p)
 {
@@ -166,6 +178,8 @@ int dp_connect(struct dp_proc *p)
 		if (old > 0 && old != cred.pid) {
 			p->restarts++;
 			ctld_event_process_restart(p);
+			if (strcmp(p->role, "rxtx") == 0)
+				units_rxtx_restarted();
 		}
 	}
 	ev_io_set(&p->eof_watcher, fd, EV_READ);

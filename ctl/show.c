@@ -196,6 +196,7 @@ static void show_sas(Esgw__ShowReply *reply)
 				drops[d] = counter_value(st->drops, st->n_drops, esgw_drop_name(d));
 		}
 		info->drops = drop_counters(drops, &info->n_drops);
+		info->last_used = sa_usage_last_used(sa);
 		reply->sas[i] = info;
 	}
 	/* Direction follows from the tunnels: the CLI needs them to show it. */

@@ -338,12 +338,16 @@ class Gateway:
         self._launch_ctld(workers=False)
         self.wait_ready(timeout)
 
+    def check_alive(self):
+        """Raises if esgw-ctld is gone (nothing to wait for any more)."""
+        if self.proc.poll() is not None:
+            raise HarnessError("esgw-ctld exited with %s" % self.proc.returncode)
+
     def wait_ready(self, timeout=60):
         """Until the API answers. (ctld starts the dataplane only once it has
         interfaces to give esgw-rxtx: see wait_running.)"""
         def ready():
-            if self.proc.poll() is not None:
-                raise HarnessError("esgw-ctld exited with %s" % self.proc.returncode)
+            self.check_alive()
             return isinstance(self.ctl("show", "stats", check=False), dict)
         try:
             wait_for(ready, timeout, 0.2, "%s: API up" % self.name)
@@ -354,8 +358,7 @@ class Gateway:
     def wait_running(self, timeout=60):
         """Until rxtx, router and every crypto worker report "running"."""
         def running():
-            if self.proc.poll() is not None:
-                raise HarnessError("esgw-ctld exited with %s" % self.proc.returncode)
+            self.check_alive()
             stats = self.ctl("show", "stats", check=False)
             if not isinstance(stats, dict):
                 return False
@@ -771,6 +774,124 @@ def ping_until_ok(netns, dst, timeout=20):
             return last
     raise HarnessError("ping %s from %s never succeeded:\n%s%s" % (
         dst, netns, last.stdout if last else "", last.stderr if last else ""))
+
+
+# ------------------------------------------------ sequence-numbered stream
+
+_STREAM = r'''
+import json, signal, socket, struct, sys, time
+stop = []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+mode = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+if mode == "send":
+    src, dst, port, rate = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+    s.bind((src, 0))
+    seq = errors = 0
+    pad = b"x" * 100
+    print("ready", flush=True)
+    start = time.monotonic()
+    while not stop:
+        due = int((time.monotonic() - start) * rate)
+        while seq < due:
+            try:
+                s.sendto(struct.pack("!Q", seq) + pad, (dst, port))
+            except OSError:
+                errors += 1  # never sent: the receiver is told by "sent"
+                continue
+            seq += 1
+        time.sleep(0.001)
+    print(json.dumps({"sent": seq, "send_errors": errors}), flush=True)
+else:
+    addr, port = sys.argv[2], int(sys.argv[3])
+    # FORCE: past net.core.rmem_max, so a receiver the scheduler leaves out
+    # for a moment (two cores, two gateways) does not lose what the tunnel
+    # delivered.
+    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE
+    s.bind((addr, port))
+    s.settimeout(0.1)
+    seen = set()
+    top = -1
+    reordered = duplicates = 0
+    last = None
+    gap = 0.0
+    gap_after = -1
+    print("ready", flush=True)
+    while not stop:
+        try:
+            data = s.recv(2048)
+        except socket.timeout:
+            continue
+        now = time.monotonic()
+        seq = struct.unpack("!Q", data[:8])[0]
+        if seq in seen:
+            duplicates += 1
+            continue
+        seen.add(seq)
+        if seq < top:
+            reordered += 1
+        else:
+            top = seq
+        if last is not None and now - last > gap:
+            gap, gap_after = now - last, seq
+        last = now
+    snmp = [l.split() for l in open("/proc/net/snmp") if l.startswith("Udp:")]
+    udp = dict(zip(snmp[0][1:], map(int, snmp[1][1:])))
+    print(json.dumps({"received": len(seen), "top": top, "reordered": reordered,
+                      "rcvbuf_errors": udp.get("RcvbufErrors", 0),
+                      "duplicates": duplicates, "max_gap": gap, "gap_at": gap_after}),
+          flush=True)
+'''
+
+
+class Stream:
+    """A paced sequence-numbered UDP stream src -> dst at rate packets per
+    second, sender and receiver each a process in its namespace (true
+    parallelism on two cores; the receiver starts first). stop() returns what
+    the receiver counted: lost, reordered, duplicated numbers, the longest
+    silence."""
+
+    def __init__(self, name, src_ns, src, dst_ns, dst, port, rate=2000):
+        self.name = name
+        self.recv = self._spawn(dst_ns, ["recv", dst, str(port)])
+        self.send = self._spawn(src_ns, ["send", src, dst, str(port), str(rate)])
+        self.result = None
+
+    @staticmethod
+    def _spawn(ns, args):
+        p = subprocess.Popen(["ip", "netns", "exec", ns, "/usr/bin/python3", "-c", _STREAM] + args,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = p.stdout.readline()
+        if line.strip() != "ready":
+            p.kill()
+            raise HarnessError("stream process did not start: %s %s" % (line, p.stderr.read()))
+        return p
+
+    @staticmethod
+    def _finish(p):
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        if not lines:
+            raise HarnessError("stream process said nothing: %s" % err)
+        return json.loads(lines[-1])
+
+    def stop(self, drain=1.5):
+        sent = self._finish(self.send)
+        time.sleep(drain)  # what is still in flight arrives
+        got = self._finish(self.recv)
+        got.update(sent)
+        got["lost"] = got["sent"] - got["received"]
+        got["name"] = self.name
+        self.result = got
+        print("stream %s: %s" % (self.name, json.dumps(got)))
+        return got
+
+    def kill(self):
+        for p in (self.send, self.recv):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 # ------------------------------------------------------------ TCP transfer

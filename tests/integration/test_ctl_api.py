@@ -12,9 +12,9 @@ import random
 import shutil
 import signal
 import socket
+import sys
 import struct
 import subprocess
-import sys
 import threading
 import time
 
@@ -26,7 +26,6 @@ import esgw_harness as h  # noqa: E402
 BUILD = os.environ.get("ESGW_BUILD", "/work/main/build")
 CTLD = os.path.join(BUILD, "ctl", "esgw-ctld")
 ESGWCTL = os.path.join(BUILD, "ctl", "esgwctl")
-PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
 
 CBC_KEY = "00112233445566778899aabbccddeeff"
 SHA1_KEY = "0102030405060708090a0b0c0d0e0f1011121314"
@@ -39,20 +38,6 @@ pytestmark = pytest.mark.skipif(
 
 
 # ---------------------------------------------------------------- helpers
-
-@pytest.fixture(scope="session")
-def pb(tmp_path_factory):
-    """esgw_pb2 generated from proto/esgw.proto (protoc + python protobuf)."""
-    out = tmp_path_factory.mktemp("pb")
-    try:
-        subprocess.run(["protoc", "--python_out", str(out), "-I", PROTO_DIR,
-                        os.path.join(PROTO_DIR, "esgw.proto")], check=True)
-        sys.path.insert(0, str(out))
-        import esgw_pb2  # noqa: E402
-    except (OSError, subprocess.CalledProcessError, ImportError) as e:
-        pytest.skip("no protoc/python protobuf: %s" % e)
-    return esgw_pb2
-
 
 def send_frame(sock, body):
     sock.sendall(struct.pack(">I", len(body)) + body)

@@ -12,10 +12,8 @@ can sit on its own worker. The streams run as separate processes (true
 parallelism on two cores); a receiver counts lost, reordered and duplicated
 sequence numbers and the longest silence."""
 
-import json
 import os
 import signal
-import subprocess
 import sys
 import time
 
@@ -28,117 +26,6 @@ import hi_topology as hi  # noqa: E402
 ALG = "aes-gcm-128"
 RATE = 2000  # packets per second per stream: modest, two gateways share 2 cores
 PORT = 7000
-
-STREAM = r'''
-import json, signal, socket, struct, sys, time
-stop = []
-signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
-mode = sys.argv[1]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-if mode == "send":
-    src, dst, port, rate = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
-    s.bind((src, 0))
-    seq = errors = 0
-    pad = b"x" * 100
-    print("ready", flush=True)
-    start = time.monotonic()
-    while not stop:
-        due = int((time.monotonic() - start) * rate)
-        while seq < due:
-            try:
-                s.sendto(struct.pack("!Q", seq) + pad, (dst, port))
-            except OSError:
-                errors += 1  # never sent: the receiver is told by "sent"
-                continue
-            seq += 1
-        time.sleep(0.001)
-    print(json.dumps({"sent": seq, "send_errors": errors}), flush=True)
-else:
-    addr, port = sys.argv[2], int(sys.argv[3])
-    # FORCE: past net.core.rmem_max, so a receiver the scheduler leaves out
-    # for a moment (two cores, two gateways) does not lose what the tunnel
-    # delivered.
-    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE
-    s.bind((addr, port))
-    s.settimeout(0.1)
-    seen = set()
-    top = -1
-    reordered = duplicates = 0
-    last = None
-    gap = 0.0
-    gap_after = -1
-    print("ready", flush=True)
-    while not stop:
-        try:
-            data = s.recv(2048)
-        except socket.timeout:
-            continue
-        now = time.monotonic()
-        seq = struct.unpack("!Q", data[:8])[0]
-        if seq in seen:
-            duplicates += 1
-            continue
-        seen.add(seq)
-        if seq < top:
-            reordered += 1
-        else:
-            top = seq
-        if last is not None and now - last > gap:
-            gap, gap_after = now - last, seq
-        last = now
-    snmp = [l.split() for l in open("/proc/net/snmp") if l.startswith("Udp:")]
-    udp = dict(zip(snmp[0][1:], map(int, snmp[1][1:])))
-    print(json.dumps({"received": len(seen), "top": top, "reordered": reordered,
-                      "rcvbuf_errors": udp.get("RcvbufErrors", 0),
-                      "duplicates": duplicates, "max_gap": gap, "gap_at": gap_after}),
-          flush=True)
-'''
-
-
-class Stream:
-    """A paced sequence-numbered UDP stream src -> dst (receiver started first)."""
-
-    def __init__(self, name, src_ns, src, dst_ns, dst, port):
-        self.name = name
-        self.recv = self._spawn(dst_ns, ["recv", dst, str(port)])
-        self.send = self._spawn(src_ns, ["send", src, dst, str(port), str(RATE)])
-        self.result = None
-
-    @staticmethod
-    def _spawn(ns, args):
-        p = subprocess.Popen(["ip", "netns", "exec", ns, "/usr/bin/python3", "-c", STREAM] + args,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = p.stdout.readline()
-        if line.strip() != "ready":
-            p.kill()
-            raise h.HarnessError("stream process did not start: %s %s" % (line, p.stderr.read()))
-        return p
-
-    @staticmethod
-    def _finish(p):
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=20)
-        lines = [l for l in out.splitlines() if l.startswith("{")]
-        if not lines:
-            raise h.HarnessError("stream process said nothing: %s" % err)
-        return json.loads(lines[-1])
-
-    def stop(self, drain=1.5):
-        sent = self._finish(self.send)
-        time.sleep(drain)  # what is still in flight arrives
-        got = self._finish(self.recv)
-        got.update(sent)
-        got["lost"] = got["sent"] - got["received"]
-        got["name"] = self.name
-        self.result = got
-        print("stream %s: %s" % (self.name, json.dumps(got)))
-        return got
-
-    def kill(self):
-        for p in (self.send, self.recv):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
 
 
 def placement(gw):
@@ -174,8 +61,8 @@ def pair():
 
 def streams_t0(ns):
     """h1 -> h2 and h2 -> h1 through t0: both SAs of each gateway carry one."""
-    return [Stream("h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT),
-            Stream("h2->h1", ns["h2"], h.H2_ADDR, ns["h1"], h.H1_ADDR, PORT + 1)]
+    return [h.Stream("h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT, RATE),
+            h.Stream("h2->h1", ns["h2"], h.H2_ADDR, ns["h1"], h.H1_ADDR, PORT + 1, RATE)]
 
 
 def stop_all(streams):
@@ -271,8 +158,8 @@ def test_worker_kill_other_tunnel_unaffected(pair, tmp_path):
     victim = [w for w in gw1.ctl("show", "workers")["workers"] if w["id"] == 1][0]
     assert sorted(victim["sas"]) == [11, 21]
     cap = h.Capture(ns["gw2"], "gw2-wan", str(tmp_path / "wan.pcap"), snaplen=96, bpf="esp")
-    streams = [Stream("t0 h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT + 2),
-               Stream("t1 h1->h2", ns["h1"], hi.H1_ADDR_B, ns["h2"], hi.H2_ADDR_B, PORT + 3)]
+    streams = [h.Stream("t0 h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT + 2, RATE),
+               h.Stream("t1 h1->h2", ns["h1"], hi.H1_ADDR_B, ns["h2"], hi.H2_ADDR_B, PORT + 3, RATE)]
     try:
         time.sleep(1.0)
         killed_at = time.monotonic()
