@@ -46,6 +46,9 @@
 	  "for the host's stack (IKE, SSH...), but no TAP took it (none, or full)")                \
 	X(PUNT_POLICED, "punt_policed",                                                            \
 	  "for the host's stack, over its class's punt budget (a flood to the gateway)")          \
+	X(SEQ_HOLD, "seq_hold",                                                                    \
+	  "outbound SA at the sequence-number floor esgw-ctld made durable: held, not sent "       \
+	  "(esgw-ctld down or cannot save a higher one)")                                          \
 	X(REASSEMBLY_INVALID, "reassembly_invalid",                                                \
 	  "fragment overlapping another or beyond its datagram's end: the datagram dropped")      \
 	X(BAD_ICMP_CHECKSUM, "bad_icmp_checksum", "ICMP echo request with a wrong checksum")       \
