@@ -303,10 +303,11 @@ SALT=01020304
 DSTS_1=192.168.2.1
 DSTS_2=192.168.2.1,192.168.2.129
 configure_sas() { # alg tunnels
-	local alg=$1 nt=$2 gw keys t p
+	local alg=$1 nt=$2 gw keys second t p
 	case $alg in
-	aes-gcm-128) keys="crypto-key $KEY salt $SALT" ;;
-	aes-cbc-128-sha1-96) keys="crypto-key $KEY integ-key $INTEG" ;;
+	# Keys on standard input (sa_keys), never on a command line.
+	aes-gcm-128) keys="crypto-key - salt -" second=$SALT ;;
+	aes-cbc-128-sha1-96) keys="crypto-key - integ-key -" second=$INTEG ;;
 	*) die "unknown algorithm $alg" ;;
 	esac
 	for gw in gw1 gw2; do
@@ -320,11 +321,11 @@ configure_sas() { # alg tunnels
 		done
 	done
 	for t in $(seq 0 $((nt - 1))); do
-		esgwctl gw1 sa add 1$t spi 100$t alg "$alg" $keys worker $t
-		esgwctl gw1 sa add 2$t spi 200$t alg "$alg" $keys worker $t
+		printf '%s\n%s\n' $KEY $second | esgwctl gw1 sa add 1$t spi 100$t alg "$alg" $keys worker $t
+		printf '%s\n%s\n' $KEY $second | esgwctl gw1 sa add 2$t spi 200$t alg "$alg" $keys worker $t
 		esgwctl gw1 tunnel add t$t local 192.168.3.1 remote 192.168.3.2 sa-out 1$t sa-in 2$t
-		esgwctl gw2 sa add 1$t spi 200$t alg "$alg" $keys worker $t
-		esgwctl gw2 sa add 2$t spi 100$t alg "$alg" $keys worker $t
+		printf '%s\n%s\n' $KEY $second | esgwctl gw2 sa add 1$t spi 200$t alg "$alg" $keys worker $t
+		printf '%s\n%s\n' $KEY $second | esgwctl gw2 sa add 2$t spi 100$t alg "$alg" $keys worker $t
 		esgwctl gw2 tunnel add t$t local 192.168.3.2 remote 192.168.3.1 sa-out 1$t sa-in 2$t
 	done
 	if [ "$nt" -eq 1 ]; then

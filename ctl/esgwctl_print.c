@@ -341,6 +341,8 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			json_kv_u64(j, "packets", info->packets);
 			json_kv_u64(j, "bytes", info->bytes);
 			json_kv_u64(j, "seq_out", info->seq_out);
+			json_kv_u64(j, "seq_out_max", info->seq_out_max);
+			json_kv_u64(j, "seq_out_floor", sa->seq_out_floor);
 			json_kv_u64(j, "replay_top", info->replay_top);
 			json_kv_bool(j, "esn", sa->esn);
 			json_lifetime(j, "lifetime_soft", sa->lifetime_soft);

@@ -187,6 +187,7 @@ static void show_sas(Esgw__ShowReply *reply)
 			info->packets = st->packets;
 			info->bytes = st->bytes;
 			info->seq_out = st->seq_out;
+			info->seq_out_max = st->seq_out_max;
 			info->replay_top = st->replay_top;
 			info->soft_expired = st->soft_expired;
 			info->hard_expired = st->hard_expired;

@@ -190,8 +190,11 @@ configure() { # gw lan_addr wan_addr local remote remote_lan spi_out spi_in
 	esgwctl "$gw" interface address add lan "$2"
 	esgwctl "$gw" interface add wan "net_af_packet1,iface=$gw-wan"
 	esgwctl "$gw" interface address add wan "$3"
-	esgwctl "$gw" sa add 10 spi "$7" alg aes-cbc-128-sha1-96 crypto-key $KEY integ-key $INTEG
-	esgwctl "$gw" sa add 20 spi "$8" alg aes-cbc-128-sha1-96 crypto-key $KEY integ-key $INTEG
+	# Keys on standard input (one line per '-'), never on a command line.
+	printf '%s\n%s\n' $KEY $INTEG |
+		esgwctl "$gw" sa add 10 spi "$7" alg aes-cbc-128-sha1-96 crypto-key - integ-key -
+	printf '%s\n%s\n' $KEY $INTEG |
+		esgwctl "$gw" sa add 20 spi "$8" alg aes-cbc-128-sha1-96 crypto-key - integ-key -
 	esgwctl "$gw" tunnel add t0 local "$4" remote "$5" sa-out 10 sa-in 20
 	esgwctl "$gw" route add "$6" tunnel t0
 }

@@ -3,8 +3,9 @@
 # Installs esgw from a build directory: the executables into PREFIX/bin, the
 # hugepage helper into PREFIX/libexec/esgw, the systemd units and their CPU
 # drop-ins into UNITDIR (paths rewritten for PREFIX), the group esgw (members
-# may use the control socket) and /etc/esgw/esgw.env. With DESTDIR everything
-# goes below it (a staging root: no group is created, systemd is not told).
+# may use the control socket; also /etc/sysusers.d/esgw.conf) and
+# /etc/esgw/esgw.env. With DESTDIR everything goes below it and systemd is not
+# told (the group is made there only if DESTDIR/etc/group exists).
 #
 #   deploy/install.sh [--build DIR] [--prefix DIR] [--destdir DIR] [--unitdir DIR]
 #                     [--ike | --ike-plugin]
@@ -22,7 +23,7 @@ unitdir=${UNITDIR:-/etc/systemd/system}
 ike=none
 
 usage() {
-	sed -n '3,14p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -85,12 +86,17 @@ for exe in esgw-ctld esgwctl esgw-rxtx esgw-router esgw-crypto; do
 done
 install -m 0755 "$here/esgw-hugepages.sh" "$libexecdir/esgw-hugepages"
 
-# esgw-ctld.service is Type=notify; a ctld built without libsystemd cannot
-# notify, so it runs as Type=simple.
+# esgw-ctld and the dataplane units are Type=notify; executables built
+# without libsystemd cannot notify, so they run as Type=simple. (Not
+# `ldd | grep -q`: grep -q quits at the first match, ldd may then die of
+# SIGPIPE, and pipefail turns that into "no libsystemd" now and then.)
 notify=notify
-if ! ldd "$bindir/esgw-ctld" 2>/dev/null | grep -q libsystemd; then
-	notify=simple
-fi
+for exe in esgw-ctld esgw-rxtx; do
+	case "$(ldd "$bindir/$exe" 2>/dev/null)" in
+	*libsystemd*) ;;
+	*) notify=simple ;;
+	esac
+done
 for unit in "$here"/systemd/*.service "$here"/systemd/*.target; do
 	sed -e "s|/usr/local/|$prefix/|g" -e "s|^Type=notify$|Type=$notify|" "$unit" \
 		> "$units/$(basename "$unit")"
@@ -105,8 +111,16 @@ for dropins in "$here"/systemd/*.d; do
 	done
 done
 
+# The group esgw: created now on this machine, or in DESTDIR when it is a
+# whole root (it has /etc/group); the sysusers.d entry creates it at the first
+# boot of an image staged without one.
+install -d -m 0755 "$destdir/etc/sysusers.d"
+echo "g esgw - -" > "$destdir/etc/sysusers.d/esgw.conf"
+chmod 0644 "$destdir/etc/sysusers.d/esgw.conf"
 if [ -z "$destdir" ] && ! getent group esgw >/dev/null; then
 	groupadd --system esgw
+elif [ -n "$destdir" ] && [ -f "$destdir/etc/group" ] && ! grep -q '^esgw:' "$destdir/etc/group"; then
+	groupadd --prefix "$destdir" --system esgw
 fi
 install -d -m 0755 "$destdir/etc/esgw"
 env_file=$destdir/etc/esgw/esgw.env

@@ -32,7 +32,8 @@ PKGS=(build-essential meson ninja-build pkg-config
       libprotobuf-c-dev protobuf-c-compiler libsystemd-dev
       iproute2 iputils-ping ethtool iperf3 tcpdump procps psmisc python3-scapy python3-cryptography
       python3-pytest python3-protobuf protobuf-compiler systemd
-      clang libclang-rt-14-dev)  # clang and its fuzzer runtime: tests/fuzz (libFuzzer)
+      clang libclang-rt-14-dev   # clang and its fuzzer runtime: tests/fuzz (libFuzzer)
+      systemd-container debootstrap)  # the systemd tests' container (tests/systemd/)
 # IKEv2: charon (systemd flavour), swanctl, kernel-libipsec (the tests' peer),
 # what fetching and configuring the strongSwan source needs, and nft and
 # conntrack for the tests' NAT router (tests/integration/test_ike_nat.py).
@@ -47,7 +48,7 @@ fi
 
 missing=()
 for p in "${PKGS[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+	[[ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" == *"install ok installed"* ]] || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "setup-host.sh: installing ${missing[*]}"

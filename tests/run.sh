@@ -60,6 +60,16 @@ suites = [root] if root.tag == "testsuite" else list(root)
 t = sum(int(s.get("tests", 0)) for s in suites)
 f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
 sk = sum(int(s.get("skipped", 0)) for s in suites)
+# Every skip says why (e.g. the systemd tests on a machine where
+# systemd-nspawn cannot boot), once per reason.
+reasons = {}
+for case in root.iter("testcase"):
+    skipped = case.find("skipped")
+    if skipped is not None:
+        why = skipped.get("message", "").replace("\n", " ")
+        reasons[why] = reasons.get(why, 0) + 1
+for why, n in reasons.items():
+    print("tests/run.sh: %d skipped: %s" % (n, why), file=sys.stderr)
 print(t - f - sk, f)
 PY
 )

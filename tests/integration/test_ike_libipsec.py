@@ -20,7 +20,7 @@ import pytest
 
 import esgw_harness as h
 import ike_harness as ike
-from test_scaling import Stream
+
 
 PEER_LAN = "192.168.2.1"
 RATE = 200  # datagrams per second each way: libipsec is userspace ESP
@@ -108,8 +108,8 @@ def udp_roundtrip(setup, marker):
 
 def streams(setup, port):
     ns = setup["ns"]
-    return [Stream("h1->peer", ns["h1"], h.H1_ADDR, ns["peer"], PEER_LAN, port, rate=RATE),
-            Stream("peer->h1", ns["peer"], PEER_LAN, ns["h1"], h.H1_ADDR, port + 1, rate=RATE)]
+    return [h.Stream("h1->peer", ns["h1"], h.H1_ADDR, ns["peer"], PEER_LAN, port, rate=RATE),
+            h.Stream("peer->h1", ns["peer"], PEER_LAN, ns["h1"], h.H1_ADDR, port + 1, rate=RATE)]
 
 
 def stop_streams(ss):
