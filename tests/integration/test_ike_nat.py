@@ -24,7 +24,6 @@ import pytest
 
 import esgw_harness as h
 import ike_harness as ike
-from test_scaling import Stream
 
 INSIDE_ADDR, NAT_INSIDE = "192.168.4.2", "192.168.4.1"
 NAT_ADDR, NAT_ADDR2 = h.GW2_WAN, "192.168.3.3"
@@ -119,8 +118,8 @@ def outbound(sas):
 
 def streams(setup, port):
     ns = setup["ns"]
-    return [Stream("h1->peer", ns["h1"], h.H1_ADDR, ns["inside"], PEER_LAN, port, rate=RATE),
-            Stream("peer->h1", ns["inside"], PEER_LAN, ns["h1"], h.H1_ADDR, port + 1,
+    return [h.Stream("h1->peer", ns["h1"], h.H1_ADDR, ns["inside"], PEER_LAN, port, rate=RATE),
+            h.Stream("peer->h1", ns["inside"], PEER_LAN, ns["h1"], h.H1_ADDR, port + 1,
                    rate=RATE)]
 
 
