@@ -261,6 +261,11 @@ double sa_usage_last_used(const Esgw__Sa *sa);
 /* owner.c: OwnerReconcile (the strongSwan plugin's objects after a reconnect). */
 Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
 				    size_t errlen);
+/* sa_update.c: SaUpdate, an SA moved to other addresses or UDP ports in place. */
+Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			      size_t errlen);
+/* acquire.c: acquire events from the router's per-policy policy_no_sa counts. */
+void acquire_observe(const Esgw__DpStats *st);
 
 /* systemd_units.c: systemd mode (not --standalone) starts, stops and restarts
  * the dataplane units over D-Bus; each is a no-op in standalone mode. */

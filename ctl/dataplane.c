@@ -62,6 +62,7 @@ void dataplane_sample(void)
 		sa_expiry_observe(r->stats);
 		seq_floor_observe(&ctld.procs[i], r->stats);
 		sa_usage_observe(r->stats);
+		acquire_observe(r->stats);
 		if (prev[i].resp != NULL && !same_instance(r->stats, prev[i].resp->stats))
 			sample_clear(&prev[i]); /* restarted: its counters started over */
 	}

@@ -268,7 +268,9 @@ void print_policies(const Esgw__ShowReply *reply, struct json *j)
 		       range_text(p->sport_lo, p->sport_hi, sport, sizeof(sport)),
 		       range_text(p->dport_lo, p->dport_hi, dport, sizeof(dport)),
 		       action_name(p->action));
-		if (p->action == ESGW__POLICY__ACTION__ACTION_PROTECT) {
+		if (p->action == ESGW__POLICY__ACTION__ACTION_PROTECT && p->tunnel[0] == '\0') {
+			printf(" (SA to be negotiated)");
+		} else if (p->action == ESGW__POLICY__ACTION__ACTION_PROTECT) {
 			printf(" %s sa-out %u", p->tunnel, p->sa_out);
 			for (size_t k = 0; k < p->n_sa_in; k++)
 				printf("%s%u", k ? "," : " sa-in ", p->sa_in[k]);

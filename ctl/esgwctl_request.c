@@ -41,6 +41,9 @@ static const char help_text[] =
 	"         null-sha1-96|sha256-128|sha512-256  -     20|32|64 (no encryption: debugging)\n"
 	"  sa del ID\n"
 	"  sa move ID --worker W                  hand the SA over to worker W (also: worker W)\n"
+	"  sa update ID [local ADDR] [remote ADDR] [encap udp|none] [sport N] [dport N]\n"
+	"         move the SA (and its tunnel's endpoints) in place: keys, sequence numbers\n"
+	"         and replay window stay (a NAT mapping changed, the peer moved)\n"
 	"  workers set N                          run N crypto workers (SAs move off the stopped)\n"
 	"  tunnel add NAME local ADDR remote ADDR sa-out ID sa-in ID[,ID...]\n"
 	"  tunnel set NAME [sa-out ID] [sa-in ID[,ID...]]   switch SAs at once (rekey)\n"
@@ -362,12 +365,50 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 	req->sa_add = sa;
 }
 
+static void sa_update_cmd(struct words *w, Esgw__Request *req)
+{
+	Esgw__SaUpdate *u = zalloc(sizeof(*u));
+
+	w->command = "sa update";
+	esgw__sa_update__init(u);
+	u->id = number_word(w, "SA id", UINT32_MAX);
+	while (w->i < w->argc) {
+		const char *kw = next_word(w, "option");
+
+		if (strcmp(kw, "local") == 0) {
+			u->local = (char *)address_word(w, "local address");
+		} else if (strcmp(kw, "remote") == 0) {
+			u->remote = (char *)address_word(w, "remote address");
+		} else if (strcmp(kw, "encap") == 0) {
+			const char *v = next_word(w, "udp or none");
+
+			if (strcmp(v, "udp") != 0 && strcmp(v, "none") != 0)
+				usage_error("encap: udp (RFC 3948) or none, not '%s'", v);
+			u->encap = strcmp(v, "udp") == 0 ? ESGW__SA_UPDATE__ENCAP__ENCAP_UDP
+							 : ESGW__SA_UPDATE__ENCAP__ENCAP_NONE;
+		} else if (strcmp(kw, "sport") == 0) {
+			u->udp_sport = number_word(w, "sport", 65535);
+		} else if (strcmp(kw, "dport") == 0) {
+			u->udp_dport = number_word(w, "dport", 65535);
+		} else {
+			usage_error("sa update: unknown option '%s'", kw);
+		}
+	}
+	if (!u->local[0] && !u->remote[0] && u->encap == ESGW__SA_UPDATE__ENCAP__ENCAP_UNCHANGED &&
+	    !u->udp_sport && !u->udp_dport)
+		usage_error("sa update: give local, remote, encap, sport or dport");
+	req->body_case = ESGW__REQUEST__BODY_SA_UPDATE;
+	req->sa_update = u;
+}
+
 static void sa_cmd(struct words *w, Esgw__Request *req)
 {
-	const char *verb = next_word(w, "add, del or move");
+	const char *verb = next_word(w, "add, del, move or update");
 
 	if (strcmp(verb, "add") == 0) {
 		sa_add_cmd(w, req);
+	} else if (strcmp(verb, "update") == 0) {
+		sa_update_cmd(w, req);
 	} else if (strcmp(verb, "move") == 0) {
 		Esgw__SaMove *mv = zalloc(sizeof(*mv));
 		const char *kw;
@@ -390,7 +431,7 @@ static void sa_cmd(struct words *w, Esgw__Request *req)
 		req->body_case = ESGW__REQUEST__BODY_SA_DEL;
 		req->sa_del = ref;
 	} else {
-		usage_error("sa: unknown operation '%s' (add, del or move)", verb);
+		usage_error("sa: unknown operation '%s' (add, del, move or update)", verb);
 	}
 	expect_end(w);
 }

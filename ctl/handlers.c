@@ -630,6 +630,7 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_NEIGHBOR_ADD, neighbor_add_handle, true, false},
 	{ESGW__REQUEST__BODY_NEIGHBOR_DEL, neighbor_del_handle, true, false},
 	{ESGW__REQUEST__BODY_OWNER_RECONCILE, owner_reconcile_handle, true, false},
+	{ESGW__REQUEST__BODY_SA_UPDATE, sa_update_handle, true, false},
 	/* They save and push themselves: a move is several pushes in order. */
 	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
 	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},

@@ -62,7 +62,7 @@ Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, c
 		return ESGW__STATUS__STATUS_INVALID_ARGUMENT;
 	/* The SA may come later (an IKE daemon installs policies first): until
 	 * then the router drops the policy's traffic as policy_no_sa. */
-	if (in->action == ESGW__POLICY__ACTION__ACTION_PROTECT &&
+	if (in->action == ESGW__POLICY__ACTION__ACTION_PROTECT && in->tunnel[0] &&
 	    state_tunnel(in->tunnel) == NULL) {
 		snprintf(err, errlen, "tunnel %.40s does not exist", in->tunnel);
 		return ESGW__STATUS__STATUS_NOT_FOUND;

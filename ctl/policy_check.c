@@ -53,12 +53,15 @@ int esgw_check_policy(const Esgw__Policy *p, char *err, size_t errlen)
 			 p->name);
 		return -1;
 	}
-	if (protect && (p->tunnel[0] == '\0' || p->sa_out == 0)) {
+	/* An IKE daemon's policy (it has an owner) may wait for an SA still to be
+	 * negotiated: neither tunnel nor sa-out yet, its packets raise acquires. */
+	if (protect && (p->tunnel[0] == '\0' || p->sa_out == 0) &&
+	    !(p->owner[0] != '\0' && p->tunnel[0] == '\0' && p->sa_out == 0)) {
 		snprintf(err, errlen, "policy %s: protect needs tunnel NAME and sa-out ID",
 			 p->name);
 		return -1;
 	}
-	if (protect && esgw_check_name(p->tunnel, "tunnel name", err, errlen) < 0)
+	if (protect && p->tunnel[0] && esgw_check_name(p->tunnel, "tunnel name", err, errlen) < 0)
 		return -1;
 	if (!protect && (p->tunnel[0] != '\0' || p->sa_out != 0 || p->n_sa_in != 0)) {
 		snprintf(err, errlen, "policy %s: tunnel, sa-out and sa-in go only with protect",

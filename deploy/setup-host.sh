@@ -35,8 +35,10 @@ PKGS=(build-essential meson ninja-build pkg-config
       clang libclang-rt-14-dev   # clang and its fuzzer runtime: tests/fuzz (libFuzzer)
       systemd-container debootstrap)  # the systemd tests' container (tests/systemd/)
 # IKEv2: charon (systemd flavour), swanctl, kernel-libipsec (the tests' peer),
-# and what fetching and configuring the strongSwan source needs.
-IKE_PKGS=(charon-systemd strongswan-swanctl libcharon-extra-plugins dpkg-dev bzip2)
+# what fetching and configuring the strongSwan source needs, and nft and
+# conntrack for the tests' NAT router (tests/integration/test_ike_nat.py).
+IKE_PKGS=(charon-systemd strongswan-swanctl libcharon-extra-plugins dpkg-dev bzip2
+          nftables conntrack)
 [ "$ike" -eq 1 ] && PKGS+=("${IKE_PKGS[@]}")
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -30,6 +30,7 @@ void spd_free(struct spd_table *spd)
 	if (spd == NULL)
 		return;
 	free(spd->policies);
+	free(spd->names);
 	free(spd->index);
 	free(spd);
 }
@@ -219,10 +220,12 @@ int spd_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, siz
 	}
 	qsort(rk, cfg->n_policies, sizeof(*rk), ranked_cmp);
 	spd->policies = calloc(cfg->n_policies, sizeof(*spd->policies));
-	if (spd->policies == NULL)
+	spd->names = calloc(cfg->n_policies, sizeof(*spd->names));
+	if (spd->policies == NULL || spd->names == NULL)
 		FAIL("out of memory");
 	for (size_t i = 0; i < cfg->n_policies; i++) {
 		spd->policies[i] = rk[i].policy;
+		snprintf(spd->names[i], sizeof(spd->names[i]), "%s", rk[i].config->name);
 		if (rk[i].policy.action == SPD_PROTECT && !rk[i].policy.usable)
 			ESGW_WARN("policy %s: SA %u or tunnel %s not installed: its traffic is "
 				  "dropped",
@@ -251,7 +254,7 @@ static int packet_flow(struct router *r, struct rte_mbuf *m, struct esgw_flow *f
 
 int spd_output(struct router *r, struct rte_mbuf *m)
 {
-	const struct spd_table *spd = r->tables->spd;
+	struct spd_table *spd = r->tables->spd;
 	struct esgw_flow flow;
 
 	if (spd == NULL)
@@ -259,7 +262,7 @@ int spd_output(struct router *r, struct rte_mbuf *m)
 	if (packet_flow(r, m, &flow) < 0)
 		return 1;
 	for (uint32_t i = 0; i < spd->nb_policies; i++) {
-		const struct spd_policy *p = &spd->policies[i];
+		struct spd_policy *p = &spd->policies[i];
 
 		if (!esgw_selector_match(&p->sel, &flow))
 			continue;
@@ -270,11 +273,13 @@ int spd_output(struct router *r, struct rte_mbuf *m)
 			router_drop(r, m, ESGW_DROP_POLICY_DISCARD);
 			return 1;
 		default:
-			if (!p->usable)
+			if (!p->usable) {
+				p->no_sa++; /* ctld asks an IKE daemon for the SA (acquire) */
 				router_drop(r, m, ESGW_DROP_POLICY_NO_SA);
-			else
+			} else {
 				esp_output_sa(r, m, &r->tables->tunnels[p->tunnel], p->sa_slot,
 					      p->worker);
+			}
 			return 1;
 		}
 	}

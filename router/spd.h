@@ -21,6 +21,7 @@ struct spd_policy {
 	uint32_t sa_slot; /* protect, usable: the outbound SA */
 	uint32_t worker;
 	uint32_t priority;
+	uint64_t no_sa; /* protect, not usable: packets dropped (an acquire for ctld) */
 };
 
 /* An inbound SA's check: policies[index[first .. first + count)]. */
@@ -31,6 +32,7 @@ struct spd_inbound {
 
 struct spd_table {
 	struct spd_policy *policies; /* sorted: priority, then configuration order */
+	char (*names)[64];           /* of policies[i], for the no_sa counts in stats */
 	uint32_t nb_policies;
 	uint32_t *index;                    /* policy indices of the inbound checks */
 	struct spd_inbound in[ESGW_MAX_SA]; /* by SA runtime slot */

@@ -1,8 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The router's answer to a stats query: its named counters, the sizes of its
  * tables that input can fill, then every drop reason; the neighbour table
- * itself when the query asks for it. */
+ * itself when the query asks for it, and the policy_no_sa drops of each
+ * protect policy without an SA (esgw-ctld turns them into acquire events). */
 #include "router.h"
+#include "spd.h"
+
+static void policy_no_sa_counts(struct router *r, Esgw__DpStats *stats)
+{
+	const struct spd_table *spd = r->tables ? r->tables->spd : NULL;
+
+	for (uint32_t i = 0; spd != NULL && i < spd->nb_policies; i++)
+		stats->n_policy_no_sa += spd->policies[i].no_sa != 0;
+	if (stats->n_policy_no_sa == 0)
+		return;
+	stats->policy_no_sa = esgw_dp_alloc(&r->dp, stats->n_policy_no_sa * sizeof(void *));
+	stats->n_policy_no_sa = 0;
+	for (uint32_t i = 0; i < spd->nb_policies; i++)
+		if (spd->policies[i].no_sa != 0)
+			stats->policy_no_sa[stats->n_policy_no_sa++] =
+				esgw_dp_counter(&r->dp, spd->names[i], spd->policies[i].no_sa);
+}
 
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 {
@@ -40,4 +58,5 @@ void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->n_counters = n;
 	if (dp->stats_query != NULL && dp->stats_query->neighbors)
 		stats->neighbors = neighbor_list(r, &stats->n_neighbors);
+	policy_no_sa_counts(r, stats);
 }

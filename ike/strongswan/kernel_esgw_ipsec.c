@@ -7,8 +7,10 @@
  *                    has an outbound and an inbound SA, then its sa_out is the
  *                    newest outbound SA and its sa_in every inbound one
  *   out policies  -> policy_add: protect over the reqid's tunnel, bypass for
- *                    pass, discard for drop (and for protect until the tunnel
- *                    exists: never in clear)
+ *                    pass, discard for drop; protect without tunnel and SA
+ *                    until the tunnel exists (dropped, never in clear, and
+ *                    ctld's acquire events make charon negotiate: traps)
+ *   update_sa     -> sa_update: ports and the tunnel's endpoints in place
  *   in/fwd        -> counted only: esgw checks decrypted packets against the
  *                    out policies reversed
  *
@@ -358,8 +360,8 @@ static void tunnel_forget_if_unused(private_kernel_esgw_ipsec_t *this, uint32_t 
 	}
 }
 
-/* esgw's copy of an out policy: protect over the reqid's tunnel (discard
- * until it exists), bypass, discard; removed with its last user. */
+/* esgw's copy of an out policy: protect over the reqid's tunnel (without
+ * one until it exists), bypass, discard; removed with its last user. */
 static void sync_policy(private_kernel_esgw_ipsec_t *this, policy_entry_t *p)
 {
 	Esgw__Request req = ESGW__REQUEST__INIT;
@@ -403,14 +405,14 @@ static void sync_policy(private_kernel_esgw_ipsec_t *this, policy_entry_t *p)
 		out = t && t->installed ? reqid_sas(this, u->reqid, &in, &n_in) : NULL;
 		if (t && t->installed)
 			free(in);
+		msg.action = ESGW__POLICY__ACTION__ACTION_PROTECT;
 		if (out != NULL) {
-			msg.action = ESGW__POLICY__ACTION__ACTION_PROTECT;
 			msg.tunnel = t->name;
 			msg.sa_out = out->id;
-			break;
 		}
-		/* no SA yet, so nothing may leave in clear */
-		/* fall through */
+		/* else no SA yet (a trap policy, or between two CHILD_SAs): its
+		 * packets are dropped, never sent in clear, and raise acquires */
+		break;
 	default:
 		msg.action = ESGW__POLICY__ACTION__ACTION_DISCARD;
 		break;
@@ -447,7 +449,10 @@ static void policy_entry_destroy(policy_entry_t *p)
 
 METHOD(kernel_ipsec_t, get_features, kernel_feature_t, private_kernel_esgw_ipsec_t *this)
 {
-	return 0;
+	/* esgw's policies name the reqid's tunnel, not addresses: when the SAs
+	 * move (update_sa) the policies need not be reinstalled, so charon does
+	 * not swap them for drop policies meanwhile. */
+	return KERNEL_NO_POLICY_UPDATES;
 }
 
 METHOD(kernel_ipsec_t, get_spi, status_t, private_kernel_esgw_ipsec_t *this, host_t *src,
@@ -597,15 +602,69 @@ METHOD(kernel_ipsec_t, add_sa, status_t, private_kernel_esgw_ipsec_t *this,
 	return rc;
 }
 
+/* Where an SA moves to: the tunnel's new endpoints (when the tunnel exists;
+ * otherwise it is created with them) and the UDP encapsulation. */
+static void update_msg(sa_entry_t *sa, tunnel_entry_t *t, kernel_ipsec_update_sa_t *data,
+		       Esgw__SaUpdate *msg, char *local, char *remote)
+{
+	host_t *me = sa->inbound ? data->new_dst : data->new_src;
+	host_t *peer = sa->inbound ? data->new_src : data->new_dst;
+
+	msg->id = sa->id;
+	if (t != NULL && t->installed) {
+		msg->local = esgw_map_host(me, local, INET6_ADDRSTRLEN);
+		msg->remote = esgw_map_host(peer, remote, INET6_ADDRSTRLEN);
+	}
+	if (data->new_encap) { /* udp_sport is the gateway's port, as in add_sa */
+		msg->encap = ESGW__SA_UPDATE__ENCAP__ENCAP_UDP;
+		msg->udp_sport = me->get_port(me);
+		msg->udp_dport = peer->get_port(peer);
+	} else {
+		msg->encap = ESGW__SA_UPDATE__ENCAP__ENCAP_NONE;
+	}
+}
+
+/* charon moves a CHILD_SA's SAs when the peer's NAT mapping changed or the
+ * peer moved (NAT-T, MOBIKE): esgw changes the SA's ports and its tunnel's
+ * endpoints in place, keeping keys, sequence numbers and the replay window.
+ * NOT_SUPPORTED (charon then rekeys over the new addresses) only for what
+ * esgw cannot do in place: a new reqid, or esgw-ctld refusing. */
 METHOD(kernel_ipsec_t, update_sa, status_t, private_kernel_esgw_ipsec_t *this,
        kernel_ipsec_sa_id_t *id, kernel_ipsec_update_sa_t *data)
 {
-	/* esgw's SA and tunnel endpoints are fixed while the SA lives (its
-	 * runtime state is keyed to them); charon answers NOT_SUPPORTED by
-	 * rekeying the CHILD_SA over the new addresses. */
-	DBG1(DBG_KNL, "kernel-esgw: SA %.8x: moving to other addresses or ports is not supported: "
-		      "charon rekeys instead", ntohl(id->spi));
-	return NOT_SUPPORTED;
+	Esgw__Request req = ESGW__REQUEST__INIT;
+	Esgw__SaUpdate msg = ESGW__SA_UPDATE__INIT;
+	char local[INET6_ADDRSTRLEN], remote[INET6_ADDRSTRLEN];
+	sa_entry_t *sa;
+	status_t rc;
+
+	if (data->new_reqid) {
+		DBG1(DBG_KNL, "kernel-esgw: SA %.8x: moving it to another reqid is not supported",
+		     ntohl(id->spi));
+		return NOT_SUPPORTED;
+	}
+	this->lock->lock(this->lock);
+	sa = sa_find(this, ntohl(id->spi), id->dst);
+	if (sa == NULL || sa->lost) {
+		this->lock->unlock(this->lock);
+		return NOT_FOUND;
+	}
+	update_msg(sa, tunnel_find(this, sa->reqid), data, &msg, local, remote);
+	req.body_case = ESGW__REQUEST__BODY_SA_UPDATE;
+	req.sa_update = &msg;
+	rc = request(this, &req, "sa update", NULL);
+	if (rc == SUCCESS) {
+		DBG1(DBG_KNL, "kernel-esgw: SA %.8x (esgw SA %u) moved in place to %#H === %#H%s",
+		     sa->spi, sa->id, data->new_src, data->new_dst,
+		     data->new_encap ? " (UDP)" : "");
+		sa->src->destroy(sa->src);
+		sa->dst->destroy(sa->dst);
+		sa->src = data->new_src->clone(data->new_src);
+		sa->dst = data->new_dst->clone(data->new_dst);
+		show_cache_drop(this);
+	}
+	this->lock->unlock(this->lock);
+	return rc == SUCCESS ? SUCCESS : NOT_SUPPORTED;
 }
 
 METHOD(kernel_ipsec_t, query_sa, status_t, private_kernel_esgw_ipsec_t *this,
@@ -871,6 +930,39 @@ METHOD(kernel_ipsec_t, enable_udp_decap, bool, private_kernel_esgw_ipsec_t *this
 
 /* ------------------------------------------------------------- from esgw-ctld */
 
+/* A packet hit one of our protect policies while it has no SA (ctld's
+ * acquire event, at most one a second per policy): charon negotiates the
+ * CHILD_SA of its reqid, as after an XFRM acquire. The selectors passed as
+ * the packet's are the policy's: esgw reports no packet, so no narrowing. */
+static void on_acquire(private_kernel_esgw_ipsec_t *this, const char *name)
+{
+	kernel_acquire_data_t data = {0};
+	enumerator_t *e;
+	policy_entry_t *p;
+	policy_user_t *u;
+	uint32_t reqid = 0;
+
+	this->lock->lock(this->lock);
+	e = this->policies->create_enumerator(this->policies);
+	while (reqid == 0 && e->enumerate(e, &p))
+		if (p->dir == POLICY_OUT && strcmp(p->name, name) == 0 &&
+		    p->users->get_last(p->users, (void **)&u) == SUCCESS &&
+		    u->type == POLICY_IPSEC) {
+			reqid = u->reqid;
+			data.src = p->src_ts->clone(p->src_ts);
+			data.dst = p->dst_ts->clone(p->dst_ts);
+		}
+	e->destroy(e);
+	this->lock->unlock(this->lock);
+	if (reqid == 0)
+		return; /* not ours, or gone since */
+	DBG1(DBG_KNL, "kernel-esgw: acquire for policy %s (reqid %u) %R === %R", name, reqid,
+	     data.src, data.dst);
+	charon->kernel->acquire(charon->kernel, reqid, &data);
+	data.src->destroy(data.src);
+	data.dst->destroy(data.dst);
+}
+
 /* Expiry events go to charon: soft rekeys, hard deletes the CHILD_SA. An SA
  * removed from esgw behind our back is a hard expiry too. */
 static void on_event(private_kernel_esgw_ipsec_t *this, const Esgw__Event *ev)
@@ -881,6 +973,9 @@ static void on_event(private_kernel_esgw_ipsec_t *this, const Esgw__Event *ev)
 	uint32_t spi = 0;
 
 	switch (ev->kind) {
+	case ESGW__EVENT_KIND__EVENT_KIND_ACQUIRE:
+		on_acquire(this, ev->name);
+		return;
 	case ESGW__EVENT_KIND__EVENT_KIND_SA_SOFT_EXPIRED:
 		hard = FALSE;
 		break;

@@ -188,9 +188,12 @@ charon {
 
 
 def swanctl_conf(local, remote, children, proposals="aes128gcm16-sha256-x25519",
-                 esp="aes128gcm16-x25519", extra_conn="", start_action="none"):
+                 esp="aes128gcm16-x25519", extra_conn="", start_action="none",
+                 local_id=None, remote_id=None):
     """A swanctl.conf with one connection "gw" (PSK) and the given children:
-    {name: (local_ts, remote_ts, extra lines)}."""
+    {name: (local_ts, remote_ts, extra lines)}. The identities are the
+    addresses unless given (behind a NAT they differ)."""
+    local_id, remote_id = local_id or local, remote_id or remote
     child_text = ""
     for name, (lts, rts, extra) in children.items():
         child_text += """      %s {
@@ -208,20 +211,21 @@ def swanctl_conf(local, remote, children, proposals="aes128gcm16-sha256-x25519",
     remote_addrs = %(remote)s
     proposals = %(proposals)s
     local { auth = psk
-            id = %(local)s }
+            id = %(local_id)s }
     remote { auth = psk
-             id = %(remote)s }
+             id = %(remote_id)s }
     %(extra)s
     children {
 %(children)s    }
   }
 }
 secrets {
-  ike-gw { id-1 = %(local)s
-           id-2 = %(remote)s
+  ike-gw { id-1 = %(local_id)s
+           id-2 = %(remote_id)s
            secret = "%(psk)s" }
 }
-""" % {"local": local, "remote": remote, "proposals": proposals, "extra": extra_conn,
+""" % {"local": local, "remote": remote, "local_id": local_id, "remote_id": remote_id,
+       "proposals": proposals, "extra": extra_conn,
        "children": child_text, "psk": PSK}
 
 

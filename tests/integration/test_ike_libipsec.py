@@ -10,7 +10,8 @@ One topology for the module, the tests in order: PSK establishment, traffic
 both ways, CHILD_SA rekeys (from either side) under numbered streams both
 ways with zero loss, IKE_SA rekey, a soft byte lifetime rekeyed before the
 hard one, delete from either side, esgw-ctld restarted (SAs restored, no
-new negotiation), charon restarted (stale SAs removed), DPD."""
+new negotiation), charon restarted (stale SAs removed), a trap policy whose first packets
+make charon negotiate (acquire), DPD."""
 
 import os
 import time
@@ -259,6 +260,40 @@ def test_charon_restart_removes_stale_sas(setup):
     assert not [t for t in gw.ctl("show", "tunnels")["tunnels"] if t.get("owner") == "ike"]
     # the peer still has its half: clear it so the next test starts clean
     setup["peer"].swanctl("--terminate", "--ike", "gw", check=False, timeout=30)
+
+
+def test_trap_acquire_brings_the_tunnel_up(setup):
+    """start_action = trap: charon's trap policy is an esgw protect policy
+    waiting for its SA; the first packets it drops (policy_no_sa) raise
+    acquire events, and the plugin hands them to charon, which negotiates."""
+    c, gw, peer = setup["charon"], setup["gw"], setup["peer"]
+    c.swanctl("--terminate", "--ike", "gw", check=False, timeout=60)
+    peer.swanctl("--terminate", "--ike", "gw", check=False, timeout=60)
+    h.wait_for(lambda: not ike.ike_owned(gw) and not peer.established(), 20, 0.3, "no SAs")
+    c.write_config(ike.swanctl_conf(**GW_CONF, start_action="trap"))
+    c.swanctl("--load-all", "--file", c.swanctl_conf)
+
+    def waiting():
+        ps = [p for p in gw.ctl("show", "policies")["policies"] if p.get("owner") == "ike"]
+        return ps if [(p["action"], p["tunnel"] or "") for p in ps] == [("protect", "")] else None
+    h.wait_for(waiting, 20, 0.3, "the trap: a protect policy without an SA")
+    assert not c.established() and not ike.ike_owned(gw)
+    no_sa = gw.total_drop("policy_no_sa")
+    try:
+        h.ping_until_ok(setup["ns"]["h1"], PEER_LAN, timeout=60)
+        assert gw.total_drop("policy_no_sa") > no_sa
+        acquires = c.grep_log("kernel-esgw: acquire for policy")
+        assert acquires, "no acquire reached charon"
+        assert c.established() and peer.established()
+        wait_esgw_matches_charon(setup)
+        print("trap: %d acquire(s) before the tunnel came up: %s" % (len(acquires),
+                                                                    acquires[0].strip()))
+    finally:  # back to the plain configuration (no trap), nothing up
+        c.write_config(ike.swanctl_conf(**GW_CONF))
+        c.swanctl("--load-all", "--file", c.swanctl_conf)
+        c.swanctl("--terminate", "--ike", "gw", check=False, timeout=60)
+        h.wait_for(lambda: not ike.ike_owned(gw) and not peer.established(), 20, 0.3,
+                   "no SAs after the trap test")
 
 
 def test_dpd_notices_dead_peer(setup):

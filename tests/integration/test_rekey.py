@@ -34,6 +34,7 @@ class Stream:
         self.sent = 0
         self.received = []
         self.stop = threading.Event()
+        self.drained = threading.Event()  # the receiver may stop
         self.threads = [threading.Thread(target=self._send, daemon=True),
                         threading.Thread(target=self._recv, daemon=True)]
 
@@ -52,22 +53,23 @@ class Stream:
                 time.sleep(delay)
 
     def _recv(self):
-        while not self.stop.is_set() or self._pending():
+        while not self.drained.is_set():
             try:
                 data = self.rx.recv(2048)
             except socket.timeout:
-                if self.stop.is_set():
-                    return
                 continue
             self.received.append(struct.unpack("!Q", data[:8])[0])
-
-    def _pending(self):
-        return False
 
     def finish(self):
         self.stop.set()
         self.threads[0].join(5)
-        time.sleep(1.0)  # the last datagrams cross both gateways
+        # The last datagrams still cross both gateways (slowly on a busy
+        # machine): read until all arrived, or long after any could.
+        try:
+            h.wait_for(lambda: len(set(self.received)) >= self.sent, 10, 0.1, "the stream's tail")
+        except h.HarnessError:
+            pass  # what is missing is reported by check_stream
+        self.drained.set()
         self.threads[1].join(5)
         self.tx.close()
         self.rx.close()
