@@ -69,24 +69,32 @@ static int parse_ip(const char *s, uint32_t *out)
 	return 0;
 }
 
-/* "A,B,..." -> b->dst[]; -1 on a bad address or too many. */
-static int parse_dst_list(const char *arg, struct bench *b)
+/* Calls parse(token, index, ctx) for each comma-separated token of arg, at
+ * most max of them. Returns the count, or -1 (with a message) if a token is
+ * bad, there are too many or none. */
+static int parse_list(const char *arg, const char *what, int max,
+		      int (*parse)(const char *tok, int i, void *ctx), void *ctx)
 {
 	char buf[256], *save = NULL;
+	int n = 0;
 
-	b->nb_dst = 0;
 	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
 		return -1;
 	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (b->nb_dst == BENCH_MAX_DST) {
-			fprintf(stderr, "esgw-bench: at most %d --dst addresses\n", BENCH_MAX_DST);
+		if (n == max) {
+			fprintf(stderr, "esgw-bench: at most %d %s values\n", max, what);
 			return -1;
 		}
-		if (parse_ip(tok, &b->dst[b->nb_dst]) < 0)
+		if (parse(tok, n, ctx) < 0)
 			return -1;
-		b->nb_dst++;
+		n++;
 	}
-	return b->nb_dst > 0 ? 0 : -1;
+	return n > 0 ? n : -1;
+}
+
+static int parse_dst(const char *tok, int i, void *ctx)
+{
+	return parse_ip(tok, &((struct bench *)ctx)->dst[i]);
 }
 
 static int parse_positive(const char *name, const char *s, double min, double max, double *out)
@@ -101,23 +109,9 @@ static int parse_positive(const char *name, const char *s, double min, double ma
 	return 0;
 }
 
-static int parse_rates(const char *arg, struct options *o)
+static int parse_rate(const char *tok, int i, void *ctx)
 {
-	char buf[256], *save = NULL;
-
-	o->nb_rates = 0;
-	if (snprintf(buf, sizeof(buf), "%s", arg) >= (int)sizeof(buf))
-		return -1;
-	for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		if (o->nb_rates == BENCH_MAX_RATES) {
-			fprintf(stderr, "esgw-bench: at most %d --rate values\n", BENCH_MAX_RATES);
-			return -1;
-		}
-		if (parse_positive("--rate", tok, 0, 1e9, &o->rates[o->nb_rates]) < 0)
-			return -1;
-		o->nb_rates++;
-	}
-	return o->nb_rates > 0 ? 0 : -1;
+	return parse_positive("--rate", tok, 0, 1e9, &((struct options *)ctx)->rates[i]);
 }
 
 /* Exactly len bytes of hex. */
@@ -248,7 +242,8 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 	optind = 1; /* the EAL used getopt before us */
 	parse_ip("192.168.1.1", &b->addr_a);
 	parse_ip("192.168.1.2", &b->gateway_a);
-	parse_dst_list("192.168.2.1", b);
+	parse_ip("192.168.2.1", &b->dst[0]);
+	b->nb_dst = 1;
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
 		case OPT_ADDR_A:
@@ -267,8 +262,10 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 			b->gateway_mac_known = 1;
 			break;
 		case OPT_DST:
-			if (parse_dst_list(optarg, b) < 0)
+			n = parse_list(optarg, "--dst", BENCH_MAX_DST, parse_dst, b);
+			if (n < 0)
 				return -1;
+			b->nb_dst = (unsigned int)n;
 			break;
 		case OPT_ADDR_B:
 			if (parse_ip(optarg, &b->addr_b) < 0)
@@ -288,7 +285,8 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 			}
 			break;
 		case OPT_RATE:
-			if (parse_rates(optarg, o) < 0)
+			o->nb_rates = parse_list(optarg, "--rate", BENCH_MAX_RATES, parse_rate, o);
+			if (o->nb_rates < 0)
 				return -1;
 			break;
 		case OPT_DURATION:
