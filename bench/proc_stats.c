@@ -66,21 +66,33 @@ static int read_ticks(int pid, uint64_t *ticks)
 	return 0;
 }
 
-static void add_switches(const char *path, struct proc_sample *s)
+/* One thread's context switches (status) and run time (schedstat: ns on a
+ * CPU, ns waiting for one, time slices). A thread that just ended adds
+ * nothing. */
+static void add_thread(int pid, const char *tid, struct proc_sample *s)
 {
-	char line[128];
+	char path[300], line[128];
 	unsigned long long v;
-	FILE *f = fopen(path, "r");
+	FILE *f;
 
-	if (f == NULL)
-		return; /* a thread that just ended */
-	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
-			s->voluntary += v;
-		else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
-			s->nonvoluntary += v;
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/status", pid, tid);
+	f = fopen(path, "r");
+	if (f != NULL) {
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "voluntary_ctxt_switches: %llu", &v) == 1)
+				s->voluntary += v;
+			else if (sscanf(line, "nonvoluntary_ctxt_switches: %llu", &v) == 1)
+				s->nonvoluntary += v;
+		}
+		fclose(f);
 	}
-	fclose(f);
+	snprintf(path, sizeof(path), "/proc/%d/task/%s/schedstat", pid, tid);
+	f = fopen(path, "r");
+	if (f != NULL) {
+		if (fscanf(f, "%llu", &v) == 1)
+			s->run_ns += v;
+		fclose(f);
+	}
 }
 
 static void sample_one(int pid, struct proc_sample *s)
@@ -96,14 +108,9 @@ static void sample_one(int pid, struct proc_sample *s)
 	dir = opendir(path);
 	if (dir == NULL)
 		return;
-	while ((d = readdir(dir)) != NULL) {
-		char status[300];
-
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(status, sizeof(status), "/proc/%d/task/%s/status", pid, d->d_name);
-		add_switches(status, s);
-	}
+	while ((d = readdir(dir)) != NULL)
+		if (d->d_name[0] != '.')
+			add_thread(pid, d->d_name, s);
 	closedir(dir);
 	s->ok = 1;
 }
@@ -126,15 +133,17 @@ void proc_print_json(FILE *out, const struct proc_watch *w, unsigned int n,
 		fprintf(out, "%s{\"name\":\"%s\",\"pid\":%d,", i ? "," : "", w[i].name, w[i].pid);
 		/* Threads only come and go at start-up and exit: a smaller sum means
 		 * one ended in between, and the difference would mean nothing. */
-		if (a->ok && b->ok && b->ticks >= a->ticks && b->voluntary >= a->voluntary &&
-		    b->nonvoluntary >= a->nonvoluntary)
+		if (a->ok && b->ok && b->ticks >= a->ticks && b->run_ns >= a->run_ns &&
+		    b->voluntary >= a->voluntary && b->nonvoluntary >= a->nonvoluntary)
 			fprintf(out,
-				"\"cpu_s\":%.3f,\"voluntary\":%" PRIu64 ",\"nonvoluntary\":%" PRIu64
-				"}",
-				(double)(b->ticks - a->ticks) / tck, b->voluntary - a->voluntary,
+				"\"cpu_s\":%.3f,\"run_s\":%.6f,\"voluntary\":%" PRIu64
+				",\"nonvoluntary\":%" PRIu64 "}",
+				(double)(b->ticks - a->ticks) / tck,
+				(double)(b->run_ns - a->run_ns) * 1e-9, b->voluntary - a->voluntary,
 				b->nonvoluntary - a->nonvoluntary);
 		else
-			fprintf(out, "\"cpu_s\":null,\"voluntary\":null,\"nonvoluntary\":null}");
+			fprintf(out, "\"cpu_s\":null,\"run_s\":null,\"voluntary\":null,"
+				     "\"nonvoluntary\":null}");
 	}
 	fputc(']', out);
 }

@@ -79,12 +79,19 @@ def proc_figures(trial, tsc_hz):
     n = trial.get("proc_packets") or 0
     seconds = trial.get("seconds") or 0
     for p in trial.get("procs", []):
-        if p.get("cpu_s") is None:
+        cpu = cpu_seconds(p)
+        if cpu is None:
             continue
-        out[p["name"]] = (p["cpu_s"] * tsc_hz / n if n else None,
+        out[p["name"]] = (cpu * tsc_hz / n if n else None,
                           1000.0 * (p["voluntary"] + p["nonvoluntary"]) / n if n else None,
-                          p["cpu_s"] / seconds if seconds else None)
+                          cpu / seconds if seconds else None)
     return out
+
+
+def cpu_seconds(p):
+    """A process's CPU time in a trial: the scheduler's run time of its
+    threads (schedstat, to the nanosecond), else utime + stime (clock ticks)."""
+    return p["run_s"] if p.get("run_s") is not None else p.get("cpu_s")
 
 
 def total_figures(figs):
@@ -165,8 +172,9 @@ def rate_table(points, setting, raw):
              "esgw zero-loss Mpps | secgw zero-loss Mpps | esgw / secgw |")
     ncol = 8 if chain else 9
     if chain:
-        head += " esgw / ceiling (zero-loss) | latency at zero loss p50 / p99 us, esgw | secgw |"
-        ncol += 3
+        head += (" esgw / ceiling (zero-loss) | latency at zero loss p50 / p99 us, esgw | secgw "
+                 "| esgw / secgw |")
+        ncol += 4
     lines += [head, "|" + "---|" * ncol]
     for key in keys_of(points, setting):
         _, kind, alg, size = key
@@ -182,10 +190,12 @@ def rate_table(points, setting, raw):
         if chain:
             enc, dec = ceiling(raw, alg, "encrypt", size), ceiling(raw, alg, "decrypt", size)
             ceil = min(enc["pps"], dec["pps"]) if enc and dec else None
-            row += " %s | %s / %s | %s / %s |" % (
+            row += " %s | %s / %s | %s / %s | %s / %s |" % (
                 fmt(ratio(med(values(e, "zero")), ceil), "%.3f"),
                 us(med(values(e, "p50"))), us(med(values(e, "p99"))),
-                us(med(values(s, "p50"))), us(med(values(s, "p99"))))
+                us(med(values(s, "p50"))), us(med(values(s, "p99"))),
+                fmt(ratio(med(values(e, "p50")), med(values(s, "p50"))), "%.2f"),
+                fmt(ratio(med(values(e, "p99")), med(values(s, "p99"))), "%.2f"))
         lines.append(row)
     return lines
 
@@ -209,19 +219,21 @@ def proc_table(points, setting, which):
     chain = setting == "B"
     lines = ["| algorithm | size | " + ("" if chain else "direction | ") +
              "esgw cycles/packet | secgw cycles/packet | esgw / secgw | esgw switches/1000 "
-             "| secgw switches/1000 | esgw per process (cycles/packet / switches/1000) "
-             "| secgw per process |", "|" + "---|" * (9 if chain else 10)]
+             "| secgw switches/1000 | esgw / secgw | esgw per process (cycles/packet / "
+             "switches/1000) | secgw per process |", "|" + "---|" * (10 if chain else 11)]
     for key in keys_of(points, setting):
         _, kind, alg, size = key
         e = [p[key_name] for p in points[key].get("esgw", [])]
         s = [p[key_name] for p in points[key].get("secgw", [])]
         te, ts = [total_figures(f) for f in e], [total_figures(f) for f in s]
         ecyc, scyc = med([t[0] for t in te]), med([t[0] for t in ts])
+        ecs, scs = med([t[1] for t in te]), med([t[1] for t in ts])
         row = "| %s | %s | " % (alg, size) + ("" if chain else "%s | " % kind)
-        row += "%s | %s | %s | %s | %s | %s | %s |" % (
+        row += "%s | %s | %s | %s | %s | %s | %s | %s |" % (
             spread([t[0] for t in te], fmt), spread([t[0] for t in ts], fmt),
             rfmt(ratio(ecyc, scyc)), spread([t[1] for t in te], lambda v: "%.1f" % v),
-            spread([t[1] for t in ts], lambda v: "%.1f" % v), proc_cell(e), proc_cell(s))
+            spread([t[1] for t in ts], lambda v: "%.1f" % v), fmt(ratio(ecs, scs), "%.0f"),
+            proc_cell(e), proc_cell(s))
         lines.append(row)
     return lines
 
@@ -499,6 +511,7 @@ def main():
     ap.add_argument("--command", default="")
     ap.add_argument("--machine", default="")
     ap.add_argument("--settings", default="")
+    ap.add_argument("--note", default="", help="a line about this run, e.g. the machine's state")
     args = ap.parse_args()
 
     raw = json.load(open(args.imb_raw)) if args.imb_raw else None
@@ -527,7 +540,8 @@ def main():
                 "took everything the generator made without loss (the generator was the limit).",
                 ""] + rate_table(points, "A", raw)
         out += ["", "### (A) What each process costs, at full speed", "",
-                "CPU time (utime + stime, /proc/PID/stat) in TSC cycles per packet delivered, and "
+                "CPU time (utime + stime to the ns: schedstat run time) in TSC cycles per packet "
+                "delivered, and "
                 "context switches (voluntary + nonvoluntary, all threads) per 1,000 packets, over "
                 "the trial's transmission; whole gateway, then per process (medians of the pairs).",
                 ""] + proc_table(points, "A", "full")
@@ -615,6 +629,8 @@ def main():
             f.write("- command: `%s`\n" % args.command)
             f.write(args.machine)
             f.write("- settings: %s\n" % args.settings)
+            if args.note:
+                f.write("- note: %s\n" % args.note)
             if raw:
                 f.write("- imb-raw: %s, %s, %s API, %d-packet bursts, %.1f s per point, "
                         "median of %d runs\n" % (raw["library"], raw["arch"], raw["api"],
@@ -639,8 +655,10 @@ NOTES = """## How to read it
 - **Zero-loss rate**: RFC 2544-style binary search, loss tolerance 0, first trial at the
   generator's full speed. **Full speed**: that first trial, the generator sending as fast
   as the link takes packets.
-- **CPU time per packet**: each process's utime + stime over the transmission, in TSC
-  cycles, divided by the packets delivered in it. Immune to waiting for the CPU (a
+- **CPU time per packet**: each process's CPU time over the transmission, in TSC cycles,
+  divided by the packets delivered in it. The time is utime + stime to the nanosecond: the
+  scheduler's run time of each of its threads (/proc/PID/task/TID/schedstat); /proc/PID/stat's
+  utime + stime, in 10-ms ticks, too coarse for half-second trials, is in the JSON as `cpu_s`. Immune to waiting for the CPU (a
   preempted process is not charged), so it projects to a machine with a core per
   process; it includes polling that found nothing (ipsec-secgw never sleeps).
   **Context switches per 1,000 packets**: voluntary (the process slept, e.g. on a

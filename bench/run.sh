@@ -89,13 +89,14 @@ VETH=0
 PROFILE=0
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
+NOTE=
 cmdline="bench/run.sh${*:+ $*}"
 
 usage() {
 	cat <<EOF
 usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
                     [--sizes LIST] [--algs LIST] [--trial S] [--steps N]
-                    [--gen-cpu N] [--build DIR] [--out FILE | --no-results]
+                    [--gen-cpu N] [--build DIR] [--out FILE | --no-results] [--note TEXT]
                     [--no-ceiling] [--no-two-workers] [--busy-poll] [--veth] [--profile]
   --smoke          one pair of aes-gcm-128 at 64 bytes in every setting, short
                    trials (~2 min); does not write RESULTS.md unless --out is given
@@ -111,6 +112,7 @@ usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
   --build DIR      build directory (default \$ESGW_BUILD or $top/build)
   --out FILE       where to write the results (default bench/RESULTS.md)
   --no-results     print only
+  --note TEXT      a line for RESULTS.md about this run (e.g. what else ran)
   --no-ceiling     skip imb-raw and esp-core (the ratios to the ceiling then go)
   --no-two-workers skip esgw's two workers / two SAs configuration
   --busy-poll      also esgw-ctld --busy-poll next to the adaptive polling
@@ -138,6 +140,7 @@ while [ $# -gt 0 ]; do
 	--build) build=$2; shift ;;
 	--out) OUT=$2; out_given=1; shift ;;
 	--no-results) WRITE_RESULTS=0 ;;
+	--note) NOTE=$2; shift ;;
 	--no-ceiling) CEILING=0 ;;
 	--no-two-workers) TWO_WORKERS=0 ;;
 	--busy-poll) BUSY_POLL=1 ;;
@@ -859,7 +862,7 @@ results_args=()
 "$PY" "$top/bench/report.py" --runs "$RUNS" "${raw_args[@]}" --stages "${stage_files[@]}" \
 	--two-workers "${two_worker_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
 	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
-	--command "$cmdline" --machine "$machine" \
+	--command "$cmdline" --machine "$machine" --note "$NOTE" \
 	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each" \
 	"${results_args[@]}"
 [ "$WRITE_RESULTS" -eq 1 ] && echo "written: $OUT"

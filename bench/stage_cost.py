@@ -41,8 +41,9 @@ def procs_of(trial, gw):
     out = {}
     for p in (trial or {}).get("procs", []):
         name, _, role = p["name"].partition(".")
-        if name == gw and p.get("cpu_s") is not None:
-            out[role] = p
+        cpu = p["run_s"] if p.get("run_s") is not None else p.get("cpu_s")
+        if name == gw and cpu is not None:
+            out[role] = dict(p, cpu=cpu)
     return out
 
 
@@ -52,7 +53,7 @@ def gateway(gw, before_path, after_path, trial, tsc_hz):
     seconds = (trial or {}).get("seconds") or 0
     delivered = (trial or {}).get("proc_packets") or 0
     n_through = through(before, after, gw)
-    out = {"cpu": sum(p["cpu_s"] for p in procs.values()) / seconds if seconds else 0,
+    out = {"cpu": sum(p["cpu"] for p in procs.values()) / seconds if seconds else 0,
            "through_packets": n_through}
     for name, a in after.items():
         b = before.get(name)
@@ -76,9 +77,9 @@ def gateway(gw, before_path, after_path, trial, tsc_hz):
             "encrypt_cycles_per_packet": per_packet(b, a, "encrypt_cycles", "encrypt_packets"),
             "decrypt_cycles_per_packet": per_packet(b, a, "decrypt_cycles", "decrypt_packets"),
             "busy_packets": a["busy_packets"] - b["busy_packets"],
-            "cpu": p["cpu_s"] / seconds if p and seconds else None,
+            "cpu": p["cpu"] / seconds if p and seconds else None,
             # over the transmission, per packet the generator received in it
-            "cpu_cycles_per_packet": (p["cpu_s"] * tsc_hz / delivered
+            "cpu_cycles_per_packet": (p["cpu"] * tsc_hz / delivered
                                       if p and delivered > 0 else None),
             "switches_per_1000": (1000.0 * (p["voluntary"] + p["nonvoluntary"]) / delivered
                                   if p and delivered > 0 else None),
