@@ -117,6 +117,7 @@ static struct esp_sa *sa_new(IMB_MGR *mgr, int alg, struct esgw_sa_runtime *rt, 
 		fprintf(stderr, "esp-core: esp_sa_init: %s\n", sa ? err : "out of memory");
 		exit(1);
 	}
+	esp_seq_limit_raise(sa, UINT64_MAX); /* no reservation to wait for */
 	return sa;
 }
 

@@ -392,11 +392,12 @@ gen_keys() { # alg: esgw-bench's options for the same test keys
 DSTS_1=192.168.2.1
 DSTS_2=192.168.2.1,192.168.2.129
 configure_sas() { # alg tunnels gw:side...
-	local alg=$1 nt=$2 gw side keys t p out in local remote
+	local alg=$1 nt=$2 gw side keys second t p out in local remote
 	shift 2
 	case $alg in
-	aes-gcm-128) keys="crypto-key $KEY salt $SALT" ;;
-	aes-cbc-128-sha1-96) keys="crypto-key $KEY integ-key $INTEG" ;;
+	# Keys on standard input (sa_keys), never on a command line.
+	aes-gcm-128) keys="crypto-key - salt -" second=$SALT ;;
+	aes-cbc-128-sha1-96) keys="crypto-key - integ-key -" second=$INTEG ;;
 	*) die "unknown algorithm $alg" ;;
 	esac
 	for p in "$@"; do
@@ -412,8 +413,8 @@ configure_sas() { # alg tunnels gw:side...
 		for t in $(seq 0 $((nt - 1))); do
 			out=100$t in=200$t local=192.168.3.1 remote=192.168.3.2
 			[ "$side" -eq 2 ] && out=200$t in=100$t local=192.168.3.2 remote=192.168.3.1
-			esgwctl "$gw" sa add 1$t spi $out alg "$alg" $keys worker $t
-			esgwctl "$gw" sa add 2$t spi $in alg "$alg" $keys worker $t
+			printf '%s\n%s\n' $KEY $second | esgwctl "$gw" sa add 1$t spi $out alg "$alg" $keys worker $t
+			printf '%s\n%s\n' $KEY $second | esgwctl "$gw" sa add 2$t spi $in alg "$alg" $keys worker $t
 			esgwctl "$gw" tunnel add t$t local $local remote $remote sa-out 1$t sa-in 2$t
 		done
 		if [ "$nt" -eq 1 ] || [ "$side" -eq 2 ]; then

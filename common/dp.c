@@ -21,7 +21,12 @@
 #include <rte_errno.h>
 #include <rte_memzone.h>
 
+#ifdef ESGW_HAVE_LIBSYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
 #include "addr.h"
+#include "listen.h"
 #include "log.h"
 
 volatile int esgw_dp_quit;
@@ -201,29 +206,26 @@ static int ctl_thread_start(struct esgw_dp *dp)
 
 int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 {
-	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	int fd;
+	char err[512] = "";
+	int fd, rc;
 
 	dp->conn_fd = -1;
 	if (dp->rundir[0] == '\0')
 		snprintf(dp->rundir, sizeof(dp->rundir), "%s", ESGW_RUNDIR_DEFAULT);
-	mkdir(dp->rundir, 0750);
+	rc = esgw_listen_dir_check(dp->rundir, err, sizeof(err));
+	if (rc == 1 && mkdir(dp->rundir, 0750) == 0)
+		rc = esgw_listen_dir_check(dp->rundir, err, sizeof(err));
+	if (rc != 0) {
+		if (err[0] == '\0')
+			snprintf(err, sizeof(err), "%s: %s", dp->rundir, strerror(errno));
+		ESGW_ERR("run directory %s", err);
+		return -1;
+	}
 	snprintf(dp->sock_path, sizeof(dp->sock_path), "%s/%s.sock", dp->rundir, name);
-	if (strlen(dp->sock_path) >= sizeof(addr.sun_path)) {
-		ESGW_ERR("control socket path too long: %s", dp->sock_path);
-		return -1;
-	}
-	strcpy(addr.sun_path, dp->sock_path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	/* 0600: ctld pushes keys through it (and checks who listens). */
+	fd = esgw_listen_open(dp->sock_path, 0600, 4, SOCK_NONBLOCK, err, sizeof(err));
 	if (fd < 0) {
-		ESGW_ERR("socket: %s", strerror(errno));
-		return -1;
-	}
-	unlink(dp->sock_path);
-	if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 ||
-	    chmod(dp->sock_path, 0600) < 0 || listen(fd, 4) < 0) {
-		ESGW_ERR("control socket %s: %s", dp->sock_path, strerror(errno));
-		close(fd);
+		ESGW_ERR("control %s", err);
 		return -1;
 	}
 	dp->listen_fd = fd;
@@ -235,6 +237,13 @@ int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 	}
 	/* The main loop starts right after: loop cycles count from here. */
 	esgw_stage_start(&dp->cycles);
+#ifdef ESGW_HAVE_LIBSYSTEMD
+	/* The units are Type=notify: esgw-rxtx.service is active only from here
+	 * on, so the secondaries ordered after it find the primary's memory
+	 * (without it they start with the primary's exec and fail in EAL init).
+	 * Outside systemd NOTIFY_SOCKET is unset and this does nothing. */
+	sd_notify(0, "READY=1");
+#endif
 	return 0;
 }
 
@@ -360,6 +369,8 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		} else {
 			dp->generation = req->config->generation;
 		}
+	} else if (req->body_case == ESGW__DP_REQUEST__BODY_SEQ_LIMITS && dp->on_seq_limits) {
+		dp->on_seq_limits(dp, req->seq_limits);
 	} else if (req->body_case == ESGW__DP_REQUEST__BODY_STATS) {
 		stats.role = (char *)dp->role;
 		stats.worker = dp->worker;
@@ -377,7 +388,7 @@ static void answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		ESGW_WARN("control reply failed: %s", strerror(errno));
 		close(dp->conn_fd);
 		dp->conn_fd = -1;
-		dp->rx.len = 0;
+		esgw_frame_reset(&dp->rx);
 	}
 	arena_release(dp);
 }
@@ -395,6 +406,16 @@ void esgw_dp_ctl_poll(struct esgw_dp *dp)
 	pthread_mutex_unlock(&dp->ctl_lock);
 }
 
+/* Only root or our own user may configure us (the socket is 0600 too). */
+static bool peer_is_controller(int fd)
+{
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 &&
+	       (cred.uid == 0 || cred.uid == geteuid());
+}
+
 static void ctl_serve(struct esgw_dp *dp)
 {
 	uint8_t buf[16384];
@@ -404,12 +425,18 @@ static void ctl_serve(struct esgw_dp *dp)
 	int fd, rc;
 
 	fd = accept4(dp->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+	if (fd >= 0 && !peer_is_controller(fd)) {
+		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "control connection from a process that is "
+						    "neither root nor our user: closed");
+		close(fd);
+		fd = -1;
+	}
 	if (fd >= 0) {
 		/* One controller at a time: a new connection replaces the old one. */
 		if (dp->conn_fd >= 0)
 			close(dp->conn_fd);
 		dp->conn_fd = fd;
-		dp->rx.len = 0;
+		esgw_frame_reset(&dp->rx);
 	}
 	if (dp->conn_fd < 0)
 		return;
@@ -420,7 +447,7 @@ static void ctl_serve(struct esgw_dp *dp)
 		if (r <= 0 || esgw_frame_feed(&dp->rx, buf, (size_t)r) < 0) {
 			close(dp->conn_fd);
 			dp->conn_fd = -1;
-			dp->rx.len = 0;
+			esgw_frame_reset(&dp->rx);
 			return;
 		}
 	}
@@ -441,7 +468,7 @@ static void ctl_serve(struct esgw_dp *dp)
 		ESGW_WARN("control message over %u bytes: closing the connection", ESGW_FRAME_MAX);
 		close(dp->conn_fd);
 		dp->conn_fd = -1;
-		dp->rx.len = 0;
+		esgw_frame_reset(&dp->rx);
 	}
 }
 

@@ -29,6 +29,8 @@ typedef int (*esgw_dp_config_fn)(struct esgw_dp *dp, const Esgw__DpConfig *cfg, 
 /* Fill counters, ports and SAs of stats (role, pid, generation are set). Memory
  * from esgw_dp_alloc() is released after the response is sent. */
 typedef void (*esgw_dp_stats_fn)(struct esgw_dp *dp, Esgw__DpStats *stats);
+/* Raise outbound sequence-number limits (crypto workers only). */
+typedef void (*esgw_dp_seq_limits_fn)(struct esgw_dp *dp, const Esgw__DpSeqLimits *limits);
 
 struct esgw_dp {
 	const char *role; /* "rxtx", "router", "crypto" */
@@ -39,6 +41,7 @@ struct esgw_dp {
 	struct rte_mempool *pool;
 	esgw_dp_config_fn on_config;
 	esgw_dp_stats_fn on_stats;
+	esgw_dp_seq_limits_fn on_seq_limits; /* NULL: the request is refused */
 	uint64_t generation;
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */

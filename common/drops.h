@@ -45,7 +45,10 @@
 	X(PUNTED_NO_HOST, "punted_no_host",                                                        \
 	  "for the host's stack (IKE, SSH...), but no TAP took it (none, or full)")                \
 	X(PUNT_POLICED, "punt_policed",                                                            \
-	  "for the host's stack, over the punt rate limit (a flood to the gateway)")
+	  "for the host's stack, over the punt rate limit (a flood to the gateway)")               \
+	X(SEQ_HOLD, "seq_hold",                                                                    \
+	  "outbound SA at the sequence-number floor esgw-ctld made durable: held, not sent "       \
+	  "(esgw-ctld down or cannot save a higher one)")
 
 enum esgw_drop {
 #define ESGW_DROP_ENUM(id, name, help) ESGW_DROP_##id,

@@ -14,6 +14,9 @@ static uint32_t frame_len(const uint8_t *p)
 	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
+/* Requests may carry SA keys: no byte of them is left behind in memory that
+ * is given back to the allocator (realloc could move the block and free the
+ * old one unwiped), nor behind the end of what is buffered. */
 int esgw_frame_feed(struct esgw_frame_buf *fb, const uint8_t *bytes, size_t n)
 {
 	if (fb->len + n > fb->cap) {
@@ -22,9 +25,14 @@ int esgw_frame_feed(struct esgw_frame_buf *fb, const uint8_t *bytes, size_t n)
 
 		while (cap < fb->len + n)
 			cap *= 2;
-		p = realloc(fb->data, cap);
+		p = malloc(cap);
 		if (p == NULL)
 			return ESGW_FRAME_NOMEM;
+		if (fb->data != NULL) {
+			memcpy(p, fb->data, fb->len);
+			explicit_bzero(fb->data, fb->cap);
+			free(fb->data);
+		}
 		fb->data = p;
 		fb->cap = cap;
 	}
@@ -59,11 +67,21 @@ void esgw_frame_consume(struct esgw_frame_buf *fb)
 	if (used > fb->len)
 		return;
 	memmove(fb->data, fb->data + used, fb->len - used);
+	explicit_bzero(fb->data + fb->len - used, used); /* what moved, behind it */
 	fb->len -= used;
+}
+
+void esgw_frame_reset(struct esgw_frame_buf *fb)
+{
+	if (fb->data != NULL)
+		explicit_bzero(fb->data, fb->len);
+	fb->len = 0;
 }
 
 void esgw_frame_free(struct esgw_frame_buf *fb)
 {
+	if (fb->data != NULL)
+		explicit_bzero(fb->data, fb->cap);
 	free(fb->data);
 	memset(fb, 0, sizeof(*fb));
 }
@@ -176,6 +194,22 @@ int esgw_frame_read(int fd, uint8_t **msg, size_t *len, int timeout_ms)
 	*msg = p;
 	*len = body;
 	return 0;
+}
+
+uint8_t *esgw_frame_pack(const ProtobufCMessage *m, size_t *len)
+{
+	size_t body = protobuf_c_message_get_packed_size(m);
+	uint8_t *buf;
+
+	if (body > ESGW_FRAME_MAX || (buf = malloc(ESGW_FRAME_HDR + body)) == NULL)
+		return NULL;
+	buf[0] = (uint8_t)(body >> 24);
+	buf[1] = (uint8_t)(body >> 16);
+	buf[2] = (uint8_t)(body >> 8);
+	buf[3] = (uint8_t)body;
+	protobuf_c_message_pack(m, buf + ESGW_FRAME_HDR);
+	*len = ESGW_FRAME_HDR + body;
+	return buf;
 }
 
 int esgw_msg_write(int fd, const ProtobufCMessage *m, int timeout_ms)

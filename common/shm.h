@@ -90,6 +90,13 @@ struct esgw_sa_counters {
  * material is ever stored here. */
 struct esgw_sa_runtime {
 	uint64_t seq_out;  /* last outbound sequence number used; next is seq_out + 1 */
+	/* The highest outbound sequence number the SA may use: one below the
+	 * floor esgw-ctld has fsync'ed (DpSa.seq_limit), and within the number
+	 * space (2^32 - 1, 2^64 - 1 with ESN). Only raised, by the owner, from
+	 * ctld's pushes; at it the SA holds (seq_hold). So however the dataplane
+	 * restarts, and whether ctld runs or not, no number above what is on
+	 * disk was ever sent, and a fresh slot starts above every number used. */
+	uint64_t seq_out_max;
 	uint32_t spi;      /* SPI the state belongs to: a new SA in the slot resets it */
 	uint64_t instance; /* DpSa.instance it belongs to: likewise */
 	/* Worker id of the one writer. A hand-over is the only other change:

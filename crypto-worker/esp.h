@@ -67,6 +67,8 @@ struct esp_sa_params {
 	const uint8_t *outer6_dst;
 	/* UDP encapsulation (RFC 3948): local and peer port; 0, 0 for plain ESP. */
 	uint16_t udp_sport, udp_dport;
+	/* AEAD: IV = sequence number XOR iv_mask (esgw-ctld's Sa.iv_mask). */
+	uint64_t iv_mask;
 	struct esgw_sa_runtime *rt; /* seq_out, replay window, counters */
 };
 
@@ -92,7 +94,9 @@ struct esp_sa {
 	/* A packet takes the lifetime slow path (esp_lifetime_check) once a
 	 * counter or the clock reaches one of these; 0 sends every packet there. */
 	uint32_t check_time; /* CLOCK_MONOTONIC seconds */
-	uint64_t iv_nonce;   /* random per init, mixed into every IV (esp_encap.c) */
+	/* Mixed into every IV (esp_encap.c), big-endian: AEAD, the SA's iv_mask
+	 * (as long-lived as the key); CBC, random per init. */
+	uint64_t iv_nonce;
 	uint64_t check_packets;
 	uint64_t check_bytes;
 	/* key schedules */
@@ -150,6 +154,12 @@ const char *esp_alg_name(enum esp_alg alg);
  * esgw's output can be compared with a reference byte for byte. */
 void esp_sa_set_iv_secrets(IMB_MGR *mgr, struct esp_sa *sa, const uint8_t nonce[8],
 			   const uint8_t iv_key[16]);
+
+/* Raise the SA's outbound limit to below floor, a sequence-number floor
+ * esgw-ctld has made durable (DpSa.seq_limit): rt->seq_out_max becomes
+ * floor - 1, capped by the number space; it never goes down. Only the owner
+ * of the runtime slot calls it. */
+void esp_seq_limit_raise(struct esp_sa *sa, uint64_t floor);
 
 /* CLOCK_MONOTONIC in whole seconds: the same clock in every process. */
 uint32_t esp_clock_seconds(void);

@@ -33,10 +33,13 @@ static unsigned int esn_hmac_extra(const struct esp_sa *sa)
 
 /* IV choice.
  * AEAD (RFC 4106 3.1, RFC 7634 2): the IV only has to be unique per key, never
- * repeat. It is the 64-bit sequence number XOR a random per-SA nonce: unique
- * because seq never repeats for one SA (it survives worker restarts in
- * shared memory), and the nonce keeps IVs apart if the same key is ever
- * installed again with its sequence numbers restarted.
+ * repeat. It is the 64-bit sequence number XOR the SA's iv_mask, a random
+ * value esgw-ctld draws once at sa add and keeps with the SA (Sa.iv_mask):
+ * XOR with a constant is a bijection, so IVs are unique because sequence
+ * numbers are (they survive worker restarts and moves in shared memory and
+ * dataplane restarts through the durable floor, shm.h), and no rebuild of
+ * the SA ever draws it again. The mask keeps IVs apart (but for chance) if
+ * the same key is ever installed again with its sequence numbers restarted.
  * CBC (RFC 3602 2.3): the IV must be unpredictable to an attacker. It is
  * E_Kiv(nonce || seq) under a random per-SA AES-128 key Kiv, in the spirit of
  * NIST SP 800-38A appendix C (the forward cipher applied to a unique nonce):
@@ -102,11 +105,19 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 		esp_drop(sa, b, ESGW_DROP_TOO_BIG);
 		return -1;
 	}
-	/* Without ESN the SA stops at 2^32 - 1 (RFC 4303 3.3.3): never wrap.
-	 * With ESN, at 2^64 - 1. Either way the SA must be rekeyed. */
-	if (rt->seq_out >= (sa->esn ? UINT64_MAX : UINT32_MAX)) {
-		rt->expired |= ESGW_SA_SEQ_EXHAUSTED;
-		esp_drop(sa, b, ESGW_DROP_SEQ_OVERFLOW);
+	/* One compare: seq_out_max is below both the floor esgw-ctld made
+	 * durable and the end of the number space. */
+	if (__builtin_expect(rt->seq_out >= rt->seq_out_max, 0)) {
+		/* Without ESN the SA stops at 2^32 - 1 (RFC 4303 3.3.3): never
+		 * wrap. With ESN, at 2^64 - 1. Either way it must be rekeyed. */
+		if (rt->seq_out >= (sa->esn ? UINT64_MAX : UINT32_MAX)) {
+			rt->expired |= ESGW_SA_SEQ_EXHAUSTED;
+			esp_drop(sa, b, ESGW_DROP_SEQ_OVERFLOW);
+		} else {
+			/* The next number is not durably reserved: hold (drop)
+			 * rather than risk sending it twice after a restart. */
+			esp_drop(sa, b, ESGW_DROP_SEQ_HOLD);
+		}
 		return -1;
 	}
 	seq = ++rt->seq_out;

@@ -4,6 +4,7 @@
  * SA goes away. */
 #include "esp.h"
 
+#include <endian.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -186,14 +187,18 @@ int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, 
 	sa->icv_len = info->icv_len;
 	sa->block_len = info->block_len;
 	sa->esn = p->esn;
-	/* The IV nonce keeps IVs of this key distinct even if the sequence
-	 * numbers restart (a runtime slot re-initialised for a re-added SA);
-	 * CBC IVs are encrypted under a random key of their own (esp_encap.c). */
+	/* CBC IVs only have to be unpredictable: they are encrypted under a
+	 * random key of their own (esp_encap.c), drawn again on every init. AEAD
+	 * IVs must never repeat for the key: the sequence number XOR the SA's
+	 * mask, which esgw-ctld drew once at sa add and keeps with the SA, so a
+	 * rebuild (configuration push, restart, move) changes nothing. */
 	if (getrandom(random, sizeof(random), 0) != (ssize_t)sizeof(random))
 		return fail(sa, err, errlen, "getrandom failed");
 	memcpy(&sa->ip_id, random + 8, sizeof(sa->ip_id));
 	esp_sa_set_iv_secrets(mgr, sa, random, random + 10);
 	explicit_bzero(random, sizeof(random));
+	if (info->integ == ESP_INTEG_AEAD)
+		sa->iv_nonce = htobe64(p->iv_mask);
 	sa->spi = p->spi;
 	sa->outer_src = p->outer_src;
 	sa->outer_dst = p->outer_dst;
@@ -225,6 +230,18 @@ void esp_sa_keep_endpoints(struct esp_sa *fresh, const struct esp_sa *old)
 	memcpy(fresh->outer6_src, old->outer6_src, 16);
 	memcpy(fresh->outer6_dst, old->outer6_dst, 16);
 	fresh->ip_id = old->ip_id;
+}
+
+void esp_seq_limit_raise(struct esp_sa *sa, uint64_t floor)
+{
+	uint64_t space_end = sa->esn ? UINT64_MAX : UINT32_MAX;
+	/* UINT64_MAX: the whole space (nothing can follow its last number). */
+	uint64_t max = floor == UINT64_MAX ? UINT64_MAX : floor > 0 ? floor - 1 : 0;
+
+	if (max > space_end)
+		max = space_end;
+	if (max > sa->rt->seq_out_max)
+		sa->rt->seq_out_max = max;
 }
 
 uint32_t esp_clock_seconds(void)

@@ -133,6 +133,7 @@ void handover_poll(struct crypto_worker *w)
 		 * instead of parking them, the parked ones first. */
 		w->parking[slot] = NULL;
 		w->nb_standby--;
+		crypto_worker_seq_limit_apply(w, slot);
 		ESGW_INFO("SA slot %u taken over with %u packets parked", slot, p->count);
 		for (uint32_t i = 0; i < p->count; i += ESGW_BURST) {
 			uint32_t n = p->count - i < ESGW_BURST ? p->count - i : ESGW_BURST;

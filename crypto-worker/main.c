@@ -36,7 +36,8 @@ int main(int argc, char **argv)
 		       .listen_fd = -1,
 		       .conn_fd = -1,
 		       .on_config = crypto_worker_on_config,
-		       .on_stats = crypto_worker_on_stats},
+		       .on_stats = crypto_worker_on_stats,
+		       .on_seq_limits = crypto_worker_on_seq_limits},
 	};
 	static char log_name[32];
 	char sock_name[32];

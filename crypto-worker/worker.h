@@ -32,6 +32,11 @@ struct crypto_worker {
 	struct rte_ring *peer_wtx[ESGW_MAX_WORKERS];
 	struct esp_sa *sa[ESGW_MAX_SA]; /* by runtime slot; NULL: not ours */
 	uint32_t sa_id[ESGW_MAX_SA];    /* configuration id, for stats */
+	uint64_t sa_instance[ESGW_MAX_SA]; /* DpSa.instance */
+	/* The highest sequence-number floor esgw-ctld pushed for the SA
+	 * (DpSa.seq_limit, DpSeqLimits): applied to the runtime slot whenever
+	 * it is ours (crypto_worker_seq_limit_apply). */
+	uint64_t seq_limit[ESGW_MAX_SA];
 	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
 	 * by the worker handing it over (handover.c). */
 	struct sa_parking *parking[ESGW_MAX_SA];
@@ -69,6 +74,10 @@ void handover_forget(struct crypto_worker *w, uint32_t slot, enum esgw_drop reas
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
 			    size_t errlen);
 void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats);
+void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *limits);
+/* Raise the runtime slot's limit to the pushed floor, if the slot is ours
+ * (not in hand-over standby): after a push, and when a standby SA activates. */
+void crypto_worker_seq_limit_apply(struct crypto_worker *w, uint32_t slot);
 /* Wipe and free every SA: on shutdown, so no key outlives the process. */
 void crypto_worker_sas_wipe(struct crypto_worker *w);
 

@@ -48,6 +48,7 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 		/* RFC 3948; esgw-ctld fills in 4500 for ports left unset. */
 		.udp_sport = s->udp_encap ? (uint16_t)(s->udp_sport ? s->udp_sport : 4500) : 0,
 		.udp_dport = s->udp_encap ? (uint16_t)(s->udp_dport ? s->udp_dport : 4500) : 0,
+		.iv_mask = s->iv_mask,
 	};
 	uint8_t local6[16], remote6[16];
 	char why[160];
@@ -106,7 +107,10 @@ static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, co
 			    s->replay_window ? s->replay_window : REPLAY_WINDOW_DEFAULT);
 		rt->spi = s->spi;
 		rt->instance = s->instance;
-		/* Above every number used before a dataplane restart (ctld keeps it). */
+		/* Above every number used before a dataplane restart: at most
+		 * the durable floor was ever reached (ctld keeps it); 0 only for
+		 * an SA instance no worker ever had. Nothing may be sent until a
+		 * floor above it is pushed (seq_out_max is 0). */
 		rt->seq_out = s->seq_out_start;
 		rt->generation = generation + 1;
 		rt->installed_at = esp_clock_seconds(); /* lifetimes in seconds count from here */
@@ -196,6 +200,12 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 		w->sa[slot] = fresh[slot];
 		w->sa_id[slot] = fresh_cfg[slot] ? fresh_cfg[slot]->id : 0;
 		fresh[slot] = NULL;
+		if (s == NULL || w->sa_instance[slot] != s->instance)
+			w->seq_limit[slot] = 0;
+		w->sa_instance[slot] = s ? s->instance : 0;
+		if (s != NULL && s->seq_limit > w->seq_limit[slot])
+			w->seq_limit[slot] = s->seq_limit;
+		crypto_worker_seq_limit_apply(w, slot);
 	}
 	ESGW_INFO("configuration %lu: %u SAs", (unsigned long)cfg->generation, count);
 	rc = 0;
@@ -204,6 +214,33 @@ out:
 		esp_sa_free(fresh[slot]);
 	wipe_request_keys(cfg);
 	return rc;
+}
+
+void crypto_worker_seq_limit_apply(struct crypto_worker *w, uint32_t slot)
+{
+	struct esp_sa *sa = w->sa[slot];
+
+	if (sa == NULL || w->parking[slot] != NULL ||
+	    __atomic_load_n(&sa->rt->owner, __ATOMIC_ACQUIRE) != w->id)
+		return;
+	esp_seq_limit_raise(sa, w->seq_limit[slot]);
+}
+
+void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *limits)
+{
+	struct crypto_worker *w = (struct crypto_worker *)dp;
+
+	for (size_t i = 0; i < limits->n_limits; i++) {
+		const Esgw__DpSeqLimit *l = limits->limits[i];
+
+		/* Another SA (or instance) in the slot: not its floor. */
+		if (l->slot >= ESGW_MAX_SA || w->sa[l->slot] == NULL ||
+		    w->sa[l->slot]->spi != l->spi || w->sa_instance[l->slot] != l->instance)
+			continue;
+		if (l->seq_limit > w->seq_limit[l->slot])
+			w->seq_limit[l->slot] = l->seq_limit;
+		crypto_worker_seq_limit_apply(w, l->slot);
+	}
 }
 
 void crypto_worker_sas_wipe(struct crypto_worker *w)
@@ -249,6 +286,7 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 		s->bytes = rt->ctr.bytes;
 		s->drops = esgw_dp_drop_counters(dp, rt->ctr.drops, &s->n_drops);
 		s->seq_out = rt->seq_out;
+		s->seq_out_max = rt->seq_out_max;
 		s->replay_top = rt->replay.top;
 		/* Time limits of an idle SA are noticed here: ctld asks every second.
 		 * Only the owner writes the runtime (not an SA in hand-over standby). */

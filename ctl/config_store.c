@@ -31,6 +31,16 @@ void make_parent_dirs(const char *path)
 	}
 }
 
+/* Keys inside: only the owner reads it. */
+static void restrict_mode(const char *path)
+{
+	struct stat st;
+
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) && (st.st_mode & 077) != 0 &&
+	    chmod(path, 0600) < 0)
+		ESGW_WARN("cannot make %s mode 0600: %s", path, strerror(errno));
+}
+
 /* Whole file into memory; NULL with errno set (ENOENT: no file). */
 static uint8_t *read_file(const char *path, size_t *len)
 {
@@ -122,6 +132,8 @@ Esgw__Config *config_load(const char *path)
 		ESGW_INFO("no configuration at %s: starting empty", path);
 		return config_new();
 	}
+	restrict_mode(path);
+	restrict_mode(prev);
 	c = config_parse_file(path, why, sizeof(why));
 	if (c != NULL) {
 		ESGW_INFO("configuration loaded from %s", path);
@@ -129,12 +141,14 @@ Esgw__Config *config_load(const char *path)
 	}
 	if (rename(path, bad) < 0)
 		ESGW_ERR("cannot move %s aside to %s: %s", path, bad, strerror(errno));
+	restrict_mode(bad);
 	c = config_parse_file(prev, why_prev, sizeof(why_prev));
 	if (c != NULL) {
 		ESGW_ERR(
 			"configuration %s is unusable (%s): kept as %s, starting from the previous "
 			"good copy %s",
 			path, why, bad, prev);
+		seq_floor_skip_ahead(c); /* the lost file may have saved higher floors */
 	} else {
 		ESGW_ERR("configuration %s is unusable (%s): kept as %s; previous copy %s unusable "
 			 "too (%s): starting empty",
@@ -174,8 +188,10 @@ int config_save(const Esgw__Config *c, const char *path, char *err, size_t errle
 		goto fail;
 	esgw__config__pack(c, buf);
 	make_parent_dirs(path);
-	/* 0600: the file holds keys. */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* 0600: the file holds keys. A new file of our own, never one someone
+	 * put there or a symbolic link: a stale one (a crash mid-save) goes. */
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		goto fail;
 	while (done < len) {
@@ -200,6 +216,8 @@ int config_save(const Esgw__Config *c, const char *path, char *err, size_t errle
 		if (link(path, prev) < 0)
 			ESGW_WARN("cannot keep the previous configuration as %s: %s", prev,
 				  strerror(errno));
+		else
+			restrict_mode(prev); /* a file from before may have had a wider mode */
 	}
 	if (rename(tmp, path) < 0 || fsync_dir_of(path) < 0)
 		goto fail;

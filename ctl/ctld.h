@@ -57,6 +57,10 @@ struct ctld_options {
 	const char *log_dir;
 	bool standalone;
 	bool busy_poll; /* --busy-poll: passed on to every dataplane process */
+	/* --seq-reserve: outbound sequence numbers reserved ahead per SA
+	 * (seq_floor.c); several seconds at the worker's line rate. */
+	uint64_t seq_reserve;
+	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
 	int workers;    /* -1: from the saved config, else 1 */
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
@@ -127,6 +131,8 @@ void dp_procs_init(int workers);
 /* Records for workers 0..workers-1; records of workers above stay until the
  * supervisor has stopped them (supervise_tick drops them then). */
 void dp_procs_resize(int workers);
+/* Drop the records of workers workers.. (systemd mode: systemd stops them). */
+void dp_procs_shrink(int workers);
 /* Push the current generation to every process that has not acked it. */
 void dp_push_all(void);
 void dp_push(struct dp_proc *p);
@@ -136,6 +142,8 @@ void dp_disconnect(struct dp_proc *p);
 /* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
+/* Send a crypto worker sequence-number limits (seq_floor.c). */
+void dp_push_seq_limits(struct dp_proc *p, const Esgw__DpSeqLimits *limits);
 struct dp_proc *dp_proc_by_name(const char *name);
 const char *proc_state_name(enum proc_state s);
 
@@ -211,16 +219,37 @@ void dataplane_show_free(void);
 /* sa_expiry.c: one sa_soft_expired / sa_hard_expired event per SA from a
  * crypto worker's DpStats (called by the sampler). */
 void sa_expiry_observe(const Esgw__DpStats *st);
-/* seq_floor.c: keeps Sa.seq_out_floor ahead of the outbound sequence numbers
- * the workers report, persisting it, so a restarted dataplane never reuses
- * one; and gives every new SA an instance number of its own. */
-void seq_floor_observe(const Esgw__DpStats *st);
+/* seq_floor.c: outbound sequence numbers as a durable reservation. Keeps
+ * Sa.seq_out_floor (on disk first) ahead of what the workers report and
+ * pushes the workers their limit below it, so no number is ever sent twice
+ * whatever restarts; and gives every new SA an instance number of its own. */
+#define SEQ_RESERVE_DEFAULT (1ull << 24) /* 16.7 M: ~6 s at 3 Mpps, saved at half */
+#define SEQ_RESERVE_MIN 16u
+#define SEQ_RESERVE_MAX (1u << 30) /* without ESN the space is 2^32 */
+void seq_floor_sa_added(Esgw__Sa *sa); /* the first floor, saved with the add */
+/* DpSa.seq_out_start for the SA's worker: 0 for an SA's first runtime, else
+ * its floor (above every number any earlier runtime used). */
+uint64_t seq_floor_start(const Esgw__Sa *sa);
+/* A crypto worker's DpStats: raise and save floors, push limits to p. */
+void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st);
+/* The same from a fresh stats query of p (a process that just connected). */
+void seq_floor_check(struct dp_proc *p);
+/* A configuration read from .prev stands in for a newer one whose floors may
+ * be up to one reserve higher: move them that far ahead. */
+void seq_floor_skip_ahead(Esgw__Config *c);
 uint64_t seq_floor_new_instance(void);
+/* sa_usage.c: when each SA last carried a packet (SaInfo.last_used). */
+void sa_usage_observe(const Esgw__DpStats *st);
+double sa_usage_last_used(const Esgw__Sa *sa);
+/* owner.c: OwnerReconcile (the strongSwan plugin's objects after a reconnect). */
+Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				    size_t errlen);
 
 /* systemd_units.c: systemd mode (not --standalone) starts, stops and restarts
  * the dataplane units over D-Bus; each is a no-op in standalone mode. */
 void units_start(void);
 void units_interfaces_changed(void);
 void units_workers_changed(uint32_t from_workers, uint32_t workers);
+void units_rxtx_restarted(void);
 
 #endif

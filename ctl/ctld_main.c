@@ -16,12 +16,14 @@
 #include <unistd.h>
 
 #include "cpu_list.h"
+#include "listen.h"
 #include "log.h"
 
 struct ctld ctld;
 
 #define TICK_IDLE 1.0 /* reconcile period */
 #define TICK_BUSY 0.1 /* while processes start, back off or stop */
+#define IDLE_TIMEOUT_DEFAULT 120 /* seconds a control client may stay silent */
 
 static void usage(FILE *out)
 {
@@ -29,6 +31,7 @@ static void usage(FILE *out)
 		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
 		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
+		"                 [--seq-reserve N] [--idle-timeout SECONDS]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -39,7 +42,13 @@ static void usage(FILE *out)
 		"                                 default 1 (0 when CPU 1 is not ours)\n"
 		"  every CPU must be in esgw-ctld's own affinity mask\n"
 		"--busy-poll (--standalone only): the dataplane never sleeps when idle, a\n"
-		"  whole CPU per process (to compare with the adaptive polling default)\n");
+		"  whole CPU per process (to compare with the adaptive polling default)\n"
+		"--seq-reserve N: outbound sequence numbers each SA may use beyond what is\n"
+		"  saved, %u..%u (default %llu); an SA that outruns the saves holds its\n"
+		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
+		"--idle-timeout SECONDS: close a control client that sends no request for this\n"
+		"  long (default %d; event subscribers excepted)\n",
+		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT);
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -140,6 +149,8 @@ static void parse_options(int argc, char **argv)
 		{"router-cpu", required_argument, NULL, 'R'},
 		{"worker-cpus", required_argument, NULL, 'W'},
 		{"busy-poll", no_argument, NULL, 'B'},
+		{"seq-reserve", required_argument, NULL, 'Q'},
+		{"idle-timeout", required_argument, NULL, 'I'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -154,6 +165,8 @@ static void parse_options(int argc, char **argv)
 		.rundir = "/run/esgw",
 		.file_prefix = "esgw",
 		.workers = -1,
+		.seq_reserve = SEQ_RESERVE_DEFAULT,
+		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
 		switch (c) {
@@ -189,6 +202,25 @@ static void parse_options(int argc, char **argv)
 			break;
 		case 'B':
 			ctld.opt.busy_poll = true;
+			break;
+		case 'I':
+			ctld.opt.idle_timeout = strtod(optarg, &end);
+			if (optarg[0] == '\0' || *end != '\0' || !(ctld.opt.idle_timeout >= 0.1) ||
+			    ctld.opt.idle_timeout > 86400) {
+				fprintf(stderr, "esgw-ctld: --idle-timeout must be 0.1..86400 seconds\n");
+				exit(2);
+			}
+			break;
+		case 'Q':
+			errno = 0;
+			ctld.opt.seq_reserve = strtoull(optarg, &end, 10);
+			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
+			    ctld.opt.seq_reserve < SEQ_RESERVE_MIN ||
+			    ctld.opt.seq_reserve > SEQ_RESERVE_MAX) {
+				fprintf(stderr, "esgw-ctld: --seq-reserve must be %u..%u\n",
+					SEQ_RESERVE_MIN, SEQ_RESERVE_MAX);
+				exit(2);
+			}
 			break;
 		case 'w':
 			ctld.opt.workers = (int)strtol(optarg, &end, 10);
@@ -285,6 +317,7 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 int main(int argc, char **argv)
 {
 	ev_signal sigterm, sigint;
+	char err[512];
 
 	esgw_log_init("esgw-ctld");
 	parse_options(argc, argv);
@@ -301,6 +334,11 @@ int main(int argc, char **argv)
 		make_parent_dirs(dir);
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.log_dir);
 		make_parent_dirs(dir);
+	}
+	/* The dataplane sockets (keys go through them) are created there. */
+	if (esgw_listen_dir_check(ctld.opt.rundir, err, sizeof(err)) < 0) {
+		ESGW_ERR("run directory %s", err);
+		return 1;
 	}
 	/* Handlers before the socket: a client that sees the socket may stop us. */
 	ev_signal_init(&sigterm, on_signal, SIGTERM);

@@ -60,7 +60,8 @@ void dataplane_sample(void)
 		 * taken a while, so the loop's cached ev_now() would be stale. */
 		last[i] = (struct sample){r, ev_time()};
 		sa_expiry_observe(r->stats);
-		seq_floor_observe(r->stats);
+		seq_floor_observe(&ctld.procs[i], r->stats);
+		sa_usage_observe(r->stats);
 		if (prev[i].resp != NULL && !same_instance(r->stats, prev[i].resp->stats))
 			sample_clear(&prev[i]); /* restarted: its counters started over */
 	}

@@ -5,6 +5,7 @@
 #include "esgwctl.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,7 +37,7 @@ int main(int argc, char **argv)
 	const char *socket_path = getenv("ESGW_SOCKET");
 	char **words = calloc((size_t)argc + 1, sizeof(*words));
 	bool json = false;
-	int nwords = 0, fd;
+	int nwords = 0, fd, sent, sent_errno;
 	Esgw__Request req;
 	Esgw__Response *resp;
 	uint8_t *buf;
@@ -67,14 +68,20 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	fd = connect_ctld(socket_path);
-	if (esgw_msg_write(fd, &req.base, 5000) < 0) {
-		command_wipe(&req);
-		die(1, "cannot send to %s: %s", socket_path, strerror(errno));
-	}
+	signal(SIGPIPE, SIG_IGN); /* a peer that closed is an error message, not a kill */
+	sent = esgw_msg_write(fd, &req.base, 5000);
+	sent_errno = errno;
 	command_wipe(&req);
-	if (esgw_frame_read(fd, &buf, &len, REPLY_TIMEOUT_MS) < 0)
+	if (sent < 0) {
+		/* ctld closes a peer it refuses at once, maybe before the request
+		 * was sent: its answer, saying why, may be waiting all the same. */
+		if ((sent_errno != EPIPE && sent_errno != ECONNRESET) ||
+		    esgw_frame_read(fd, &buf, &len, 1000) < 0)
+			die(1, "cannot send to %s: %s", socket_path, strerror(sent_errno));
+	} else if (esgw_frame_read(fd, &buf, &len, REPLY_TIMEOUT_MS) < 0) {
 		die(1, "no answer from esgw-ctld at %s: %s", socket_path,
 		    errno == ECONNRESET ? "connection closed" : strerror(errno));
+	}
 	close(fd);
 	resp = esgw__response__unpack(NULL, len, buf);
 	free(buf);

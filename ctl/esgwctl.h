@@ -22,6 +22,15 @@ void command_help(void);
 /* Zero key material held by a Request built by command_parse. */
 void command_wipe(Esgw__Request *req);
 
+#define ESGWCTL_KEY_MAX 64 /* bytes of one key buffer: the longest key, HMAC-SHA-512's */
+
+/* esgwctl_keys.c: a key word of `sa add` ("-": a line of standard input;
+ * HEX: with a warning, then wiped from argv), and `key-file PATH`, refused
+ * unless only its owner (the caller or root) can read it. Exit on errors. */
+ProtobufCBinaryData esgwctl_key_word(char *word, const char *what);
+void esgwctl_key_file(const char *path, ProtobufCBinaryData *crypto_key,
+		      ProtobufCBinaryData *integ_key, ProtobufCBinaryData *salt);
+
 void print_show(Esgw__ShowRequest__What what, const Esgw__ShowReply *reply, bool json);
 
 /* esgwctl_policy.c: `policy add|del` (the words after "policy"), `show

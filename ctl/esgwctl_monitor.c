@@ -292,7 +292,8 @@ static bool is_sa_event(Esgw__EventKind k)
 	       k == ESGW__EVENT_KIND__EVENT_KIND_SA_REMOVED ||
 	       k == ESGW__EVENT_KIND__EVENT_KIND_SA_MOVED ||
 	       k == ESGW__EVENT_KIND__EVENT_KIND_SA_SOFT_EXPIRED ||
-	       k == ESGW__EVENT_KIND__EVENT_KIND_SA_HARD_EXPIRED;
+	       k == ESGW__EVENT_KIND__EVENT_KIND_SA_HARD_EXPIRED ||
+	       k == ESGW__EVENT_KIND__EVENT_KIND_SA_SEQ_HELD;
 }
 
 static void print_event_json(const Esgw__Event *ev)
@@ -320,6 +321,8 @@ static void print_event_json(const Esgw__Event *ev)
 		json_kv_i64(&j, "worker", ev->worker);
 		if (ev->kind == ESGW__EVENT_KIND__EVENT_KIND_SA_MOVED)
 			json_kv_i64(&j, "from_worker", ev->from_worker);
+		if (ev->kind == ESGW__EVENT_KIND__EVENT_KIND_SA_SEQ_HELD)
+			json_kv_string(&j, "detail", ev->detail);
 	} else if (ev->kind == ESGW__EVENT_KIND__EVENT_KIND_WORKERS_CHANGED) {
 		json_kv_u64(&j, "workers", ev->workers);
 		json_kv_u64(&j, "from_workers", ev->from_workers);
@@ -356,6 +359,8 @@ static void print_event_text(const Esgw__Event *ev)
 			printf(" worker %d -> %d", ev->from_worker, ev->worker);
 		else if (ev->worker >= 0)
 			printf(" worker %d", ev->worker);
+		if (ev->detail[0])
+			printf(": %s", ev->detail);
 	} else if (ev->kind == ESGW__EVENT_KIND__EVENT_KIND_WORKERS_CHANGED) {
 		printf(" %u -> %u workers", ev->from_workers, ev->workers);
 	} else {

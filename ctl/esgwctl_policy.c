@@ -184,6 +184,8 @@ static void json_policy(struct json *j, const Esgw__Policy *p)
 	json_object_begin(j);
 	json_kv_string(j, "name", p->name);
 	json_kv_u64(j, "priority", p->priority);
+	if (p->owner != NULL && p->owner[0] != '\0') /* set by an IKE daemon only */
+		json_kv_string(j, "owner", p->owner);
 	json_kv_string(j, "src", p->src[0] ? p->src : "0.0.0.0/0");
 	json_kv_string(j, "dst", p->dst[0] ? p->dst : "0.0.0.0/0");
 	json_kv_string(j, "protocol",

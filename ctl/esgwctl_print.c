@@ -200,6 +200,8 @@ static void json_tunnel(struct json *j, const Esgw__Tunnel *t)
 	json_kv_string(j, "remote", t->remote);
 	json_kv_u64(j, "sa_out", t->sa_out);
 	json_ids(j, "sa_in", t->sa_in, t->n_sa_in);
+	if (t->owner != NULL && t->owner[0] != '\0') /* set by an IKE daemon only */
+		json_kv_string(j, "owner", t->owner);
 	json_object_end(j);
 }
 
@@ -317,9 +319,9 @@ static void print_tunnels(const Esgw__ShowReply *reply, struct json *j)
 
 static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 {
-	struct table t = {.ncols = 10,
+	struct table t = {.ncols = 11,
 			  .head = {"ID", "SPI", "ALGORITHM", "DIR", "TUNNEL", "WORKER", "SLOT",
-				   "PACKETS", "BYTES", "SEQ-OUT"}};
+				   "PACKETS", "BYTES", "SEQ-OUT", "OWNER"}};
 
 	doc_list_begin(j, "sas");
 	for (size_t i = 0; i < reply->n_sas; i++) {
@@ -339,6 +341,8 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			json_kv_u64(j, "packets", info->packets);
 			json_kv_u64(j, "bytes", info->bytes);
 			json_kv_u64(j, "seq_out", info->seq_out);
+			json_kv_u64(j, "seq_out_max", info->seq_out_max);
+			json_kv_u64(j, "seq_out_floor", sa->seq_out_floor);
 			json_kv_u64(j, "replay_top", info->replay_top);
 			json_kv_bool(j, "esn", sa->esn);
 			json_lifetime(j, "lifetime_soft", sa->lifetime_soft);
@@ -347,6 +351,11 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			json_kv_bool(j, "hard_expired", info->hard_expired);
 			json_kv_bool(j, "seq_exhausted", info->seq_exhausted);
 			json_counters(j, "drops", info->drops, info->n_drops);
+			json_kv_string(j, "owner", sa->owner ? sa->owner : "");
+			json_kv_double(j, "last_used", info->last_used);
+			json_kv_bool(j, "udp_encap", sa->udp_encap);
+			json_kv_u64(j, "udp_sport", sa->udp_sport);
+			json_kv_u64(j, "udp_dport", sa->udp_dport);
 			json_object_end(j);
 			continue;
 		}
@@ -359,7 +368,7 @@ static void print_sas(const Esgw__ShowReply *reply, struct json *j)
 			  fmt("%s", sa_direction(sa->id, reply)), dash(info->tunnel),
 			  fmt("%d", sa->worker), fmt("%u", sa->slot),
 			  fmt("%" PRIu64, info->packets), fmt("%" PRIu64, info->bytes),
-			  fmt("%" PRIu64, info->seq_out));
+			  fmt("%" PRIu64, info->seq_out), dash(sa->owner));
 	}
 	doc_list_end(j, &t);
 }

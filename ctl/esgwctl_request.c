@@ -13,7 +13,6 @@
 #include "esgw_limits.h"
 #include "validate.h"
 
-#define MAX_KEY 64
 
 static const char help_text[] =
 	"usage: esgwctl [--socket PATH] [--json] COMMAND\n"
@@ -24,7 +23,11 @@ static const char help_text[] =
 	"  route add PREFIX via ADDR [dev NAME]\n"
 	"  route add PREFIX tunnel NAME\n"
 	"  route del PREFIX\n"
-	"  sa add ID spi SPI alg ALG [crypto-key HEX] [integ-key HEX] [salt HEX]\n"
+	"  sa add ID spi SPI alg ALG [crypto-key -|HEX] [integ-key -|HEX] [salt -|HEX]\n"
+	"         [key-file PATH]  keys: '-' reads one line of standard input each, in order;\n"
+	"                          PATH has lines 'crypto-key HEX', 'integ-key HEX', 'salt HEX'\n"
+	"                          and must be mode 0600 (or stricter), yours or root's.\n"
+	"                          HEX on the command line works but is visible to all users\n"
 	"         [replay-window 64..4096] [esn on|off] [worker N]\n"
 	"         [encap udp [sport N] [dport N]]  RFC 3948 NAT-T; ports 4500 unless given\n"
 	"         [lifetime-soft-bytes N] [lifetime-soft-packets N] [lifetime-soft-seconds N]\n"
@@ -128,17 +131,14 @@ static uint32_t number_word(struct words *w, const char *what, uint32_t max)
 	return v;
 }
 
-static ProtobufCBinaryData hex_word(struct words *w, const char *what)
+/* crypto-key, integ-key or salt: HEX, or - (standard input), once each. */
+static void key_option(struct words *w, ProtobufCBinaryData *dst, const char *what)
 {
-	const char *s = next_word(w, what);
-	ProtobufCBinaryData b = {0};
-	uint8_t *buf = zalloc(MAX_KEY);
+	char *word = (char *)next_word(w, what);
 
-	if (esgw_parse_hex(s, buf, MAX_KEY, &b.len) < 0)
-		usage_error("%s is not an even number of hex digits (at most %d bytes)", what,
-			    MAX_KEY);
-	b.data = buf;
-	return b;
+	if (dst->data != NULL)
+		usage_error("sa add: %s given twice (or also in the key file)", what);
+	*dst = esgwctl_key_word(word, what);
 }
 
 /* "10,20" -> array of ids. */
@@ -292,7 +292,7 @@ static void lifetime_option(struct words *w, Esgw__Sa *sa, const char *kw)
 static void sa_add_cmd(struct words *w, Esgw__Request *req)
 {
 	Esgw__Sa *sa = zalloc(sizeof(*sa));
-	bool have_spi = false, have_key = false;
+	bool have_spi = false;
 	char err[256];
 
 	w->command = "sa add";
@@ -313,12 +313,14 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 				usage_error("unknown algorithm '%s' (%s)", name,
 					    esgw_algorithm_list());
 		} else if (strcmp(kw, "crypto-key") == 0) {
-			sa->crypto_key = hex_word(w, "crypto-key");
-			have_key = true;
+			key_option(w, &sa->crypto_key, "crypto-key");
 		} else if (strcmp(kw, "integ-key") == 0) {
-			sa->integ_key = hex_word(w, "integ-key");
+			key_option(w, &sa->integ_key, "integ-key");
 		} else if (strcmp(kw, "salt") == 0) {
-			sa->salt = hex_word(w, "salt");
+			key_option(w, &sa->salt, "salt");
+		} else if (strcmp(kw, "key-file") == 0) {
+			esgwctl_key_file(next_word(w, "key-file PATH"), &sa->crypto_key,
+					 &sa->integ_key, &sa->salt);
 		} else if (strcmp(kw, "replay-window") == 0) {
 			sa->replay_window = number_word(w, "replay-window", UINT32_MAX);
 		} else if (strcmp(kw, "worker") == 0) {
@@ -350,7 +352,7 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 	if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
 		usage_error("sa add: missing alg ALG (%s)", esgw_algorithm_list());
 	/* NULL encryption (RFC 2410) is the one kind without a crypto key. */
-	if (!have_key && strncmp(esgw_algorithm_name(sa->algorithm), "null-", 5) != 0)
+	if (sa->crypto_key.data == NULL && strncmp(esgw_algorithm_name(sa->algorithm), "null-", 5) != 0)
 		usage_error("sa add: missing crypto-key HEX");
 	if (esgw_check_sa(sa, err, sizeof(err)) < 0)
 		usage_error("%s", err);
@@ -564,9 +566,9 @@ void command_wipe(Esgw__Request *req)
 	if (req->body_case != ESGW__REQUEST__BODY_SA_ADD)
 		return;
 	if (req->sa_add->crypto_key.data)
-		explicit_bzero(req->sa_add->crypto_key.data, MAX_KEY);
+		explicit_bzero(req->sa_add->crypto_key.data, ESGWCTL_KEY_MAX);
 	if (req->sa_add->integ_key.data)
-		explicit_bzero(req->sa_add->integ_key.data, MAX_KEY);
+		explicit_bzero(req->sa_add->integ_key.data, ESGWCTL_KEY_MAX);
 	if (req->sa_add->salt.data)
-		explicit_bzero(req->sa_add->salt.data, MAX_KEY);
+		explicit_bzero(req->sa_add->salt.data, ESGWCTL_KEY_MAX);
 }

@@ -123,29 +123,13 @@ static void enqueue(struct subscriber *s, uint8_t *data, size_t len)
 		ev_io_start(ctld.loop, &s->writer);
 }
 
-static uint8_t *pack_frame(const Esgw__Response *resp, size_t *len)
-{
-	size_t body = esgw__response__get_packed_size(resp);
-	uint8_t *buf = malloc(ESGW_FRAME_HDR + body);
-
-	if (buf == NULL)
-		return NULL;
-	buf[0] = (uint8_t)(body >> 24);
-	buf[1] = (uint8_t)(body >> 16);
-	buf[2] = (uint8_t)(body >> 8);
-	buf[3] = (uint8_t)body;
-	esgw__response__pack(resp, buf + ESGW_FRAME_HDR);
-	*len = ESGW_FRAME_HDR + body;
-	return buf;
-}
-
 int events_queue_response(int fd, const Esgw__Response *resp)
 {
 	struct subscriber *s = find(fd);
 	uint8_t *buf;
 	size_t len;
 
-	if (s == NULL || (buf = pack_frame(resp, &len)) == NULL)
+	if (s == NULL || (buf = esgw_frame_pack(&resp->base, &len)) == NULL)
 		return -1;
 	enqueue(s, buf, len);
 	return 0;
@@ -216,7 +200,7 @@ void ctld_event_emit(Esgw__Event *ev)
 		size_t len;
 
 		ev->events_dropped = s->dropped;
-		buf = pack_frame(&resp, &len);
+		buf = esgw_frame_pack(&resp.base, &len);
 		if (buf != NULL)
 			enqueue(s, buf, len);
 	}

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "addr.h"
 #include "esp_algorithms.h"
@@ -367,7 +368,14 @@ static Esgw__Status sa_add(const Esgw__Request *req, Esgw__Response *resp, char 
 	copy->worker = worker;
 	copy->slot = (uint32_t)slot;
 	copy->instance = seq_floor_new_instance();
-	copy->seq_out_floor = 0; /* ctld's to raise, never the client's to set */
+	/* ctld's to set, never the client's: the floor (seq_floor.c) and the
+	 * AEAD IV mask, drawn once for the SA's whole life (esp_encap.c). */
+	seq_floor_sa_added(copy);
+	if (getrandom(&copy->iv_mask, sizeof(copy->iv_mask), 0) != sizeof(copy->iv_mask)) {
+		sa_free(copy);
+		snprintf(err, errlen, "getrandom failed: cannot draw the SA's IV mask");
+		return ESGW__STATUS__STATUS_INTERNAL;
+	}
 	if (copy->replay_window == 0)
 		copy->replay_window = REPLAY_WINDOW_DEFAULT;
 	if (copy->udp_encap) { /* RFC 3948: 4500 both ways unless told otherwise */
@@ -610,6 +618,7 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_SHOW, show, false, false},
 	{ESGW__REQUEST__BODY_POLICY_ADD, policy_add_handle, true, false},
 	{ESGW__REQUEST__BODY_POLICY_DEL, policy_del_handle, true, false},
+	{ESGW__REQUEST__BODY_OWNER_RECONCILE, owner_reconcile_handle, true, false},
 	/* They save and push themselves: a move is several pushes in order. */
 	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
 	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},

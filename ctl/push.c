@@ -109,11 +109,32 @@ void dp_procs_resize(int workers)
 		ctld.nprocs = 2 + workers;
 }
 
+/* The peer of a dataplane socket is one we may give keys: root or our own
+ * user, and in standalone mode the very process we started. */
+static bool peer_is_dataplane(const struct dp_proc *p, const struct ucred *cred)
+{
+	if (cred->uid != 0 && cred->uid != geteuid())
+		return false;
+	return !ctld.opt.standalone || cred->pid == p->pid;
+}
+
+void dp_procs_shrink(int workers)
+{
+	while (ctld.nprocs > 2 + workers) {
+		struct dp_proc *p = &ctld.procs[ctld.nprocs - 1];
+
+		dp_disconnect(p);
+		free(p->stats_cache);
+		p->stats_cache = NULL;
+		ctld.nprocs--;
+	}
+}
+
 /* Connect to <rundir>/<name>.sock; 0 or -1 (not there, not ready). */
 int dp_connect(struct dp_proc *p)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
-	struct ucred cred;
+	struct ucred cred = {0};
 	socklen_t credlen = sizeof(cred);
 	int fd;
 
@@ -133,22 +154,32 @@ int dp_connect(struct dp_proc *p)
 		close(fd);
 		return -1;
 	}
+	/* Keys go through this socket: only to the process we mean. */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) < 0 ||
+	    !peer_is_dataplane(p, &cred)) {
+		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN,
+				     "%s: the process at %s (pid %d, uid %d) is not ours: nothing "
+				     "pushed to it",
+				     p->name, addr.sun_path, (int)cred.pid, (int)cred.uid);
+		close(fd);
+		return -1;
+	}
 	if (p->unreachable_logged || !ctld.opt.standalone)
 		ESGW_INFO("connected to %s", p->name);
 	p->unreachable_logged = false;
 	p->fd = fd;
 	p->acked_generation = 0;
 	if (!ctld.opt.standalone) {
-		p->state = PROC_RUNNING;
-		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &credlen) == 0) {
-			pid_t old = p->pid;
+		pid_t old = p->pid;
 
-			p->pid = cred.pid;
-			/* systemd restarted it: a new instance answers. */
-			if (old > 0 && old != cred.pid) {
-				p->restarts++;
-				ctld_event_process_restart(p);
-			}
+		p->state = PROC_RUNNING;
+		p->pid = cred.pid;
+		/* systemd restarted it: a new instance answers. */
+		if (old > 0 && old != cred.pid) {
+			p->restarts++;
+			ctld_event_process_restart(p);
+			if (strcmp(p->role, "rxtx") == 0)
+				units_rxtx_restarted();
 		}
 	}
 	ev_io_set(&p->eof_watcher, fd, EV_READ);
@@ -310,7 +341,10 @@ static Esgw__DpSa *build_sa(struct build *b, const Esgw__Sa *sa, bool with_keys)
 	d->replay_window = sa->replay_window;
 	d->esn = sa->esn;
 	d->instance = sa->instance;
-	d->seq_out_start = sa->seq_out_floor;
+	d->iv_mask = sa->iv_mask;
+	/* Only a worker creates the SA's runtime slot, from these two. */
+	d->seq_out_start = with_keys ? seq_floor_start(sa) : sa->seq_out_floor;
+	d->seq_limit = sa->seq_out_floor;
 	d->lifetime_soft = sa->lifetime_soft; /* borrowed from the config, like the keys */
 	d->lifetime_hard = sa->lifetime_hard;
 	d->worker = (uint32_t)sa->worker;
@@ -374,6 +408,7 @@ static void build_free(struct build *b)
 void dp_push(struct dp_proc *p)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	bool connected_now = p->acked_generation == 0;
 	struct build b = {0};
 	Esgw__DpResponse *resp;
 
@@ -387,6 +422,10 @@ void dp_push(struct dp_proc *p)
 		return; /* logged; the reconcile timer retries */
 	if (resp->status == ESGW__STATUS__STATUS_OK) {
 		p->acked_generation = ctld.generation;
+		/* A worker that (re)started may have fresh runtime slots, at
+		 * their floor: reserve more now rather than at the next sample. */
+		if (connected_now && p->worker >= 0)
+			seq_floor_check(p);
 	} else {
 		/* Counted as not acked: retried every second, logged once per generation. */
 		static uint64_t logged[CTLD_MAX_PROCS];
@@ -398,6 +437,21 @@ void dp_push(struct dp_proc *p)
 		logged[i] = ctld.generation;
 	}
 	dp_stats_free(resp);
+}
+
+void dp_push_seq_limits(struct dp_proc *p, const Esgw__DpSeqLimits *limits)
+{
+	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	Esgw__DpResponse *resp;
+
+	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	req.body_case = ESGW__DP_REQUEST__BODY_SEQ_LIMITS;
+	req.seq_limits = (Esgw__DpSeqLimits *)limits;
+	resp = exchange_msg(p, &req);
+	if (resp != NULL && resp->status != ESGW__STATUS__STATUS_OK)
+		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "%s refused sequence-number limits: %s",
+				     p->name, resp->error);
+	dp_stats_free(resp); /* retried at the next sample if it did not arrive */
 }
 
 void dp_push_all(void)

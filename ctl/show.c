@@ -187,6 +187,7 @@ static void show_sas(Esgw__ShowReply *reply)
 			info->packets = st->packets;
 			info->bytes = st->bytes;
 			info->seq_out = st->seq_out;
+			info->seq_out_max = st->seq_out_max;
 			info->replay_top = st->replay_top;
 			info->soft_expired = st->soft_expired;
 			info->hard_expired = st->hard_expired;
@@ -195,6 +196,7 @@ static void show_sas(Esgw__ShowReply *reply)
 				drops[d] = counter_value(st->drops, st->n_drops, esgw_drop_name(d));
 		}
 		info->drops = drop_counters(drops, &info->n_drops);
+		info->last_used = sa_usage_last_used(sa);
 		reply->sas[i] = info;
 	}
 	/* Direction follows from the tunnels: the CLI needs them to show it. */

@@ -127,7 +127,7 @@ static void spawn(struct dp_proc *p)
 	}
 	if (pid == 0) {
 		sigset_t none;
-		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND, 0640), null;
+		int fd = open(log_path, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW, 0640), null;
 
 		/* If ctld dies (even by SIGKILL) its dataplane stops too, so a new ctld
 		 * never meets an orphaned primary holding the same file prefix. */

@@ -5,10 +5,13 @@
  * systemd over D-Bus (libsystemd's sd-bus) to restart esgw-rxtx.service when
  * the interfaces change and to start or stop esgw-crypto@N.service when the
  * number of workers changes. The router and the workers are PartOf= and
- * BindsTo= esgw-rxtx.service, so systemd restarts them with it.
+ * BindsTo= esgw-rxtx.service: a restart of rxtx asked for (RestartUnit,
+ * systemctl restart) restarts them too, and when rxtx dies systemd stops
+ * them; but rxtx's automatic restart (Restart=always) does not start them
+ * again, so ctld does once the new rxtx answers (units_rxtx_restarted).
  *
- * Only compiled and unit-verified on the development machines: PID 1 there is
- * not systemd, so the tests exercise the standalone supervisor at run time. */
+ * tests/integration/test_systemd_boot.py runs all of it under systemd as PID 1
+ * in a systemd-nspawn container. */
 #include "ctld.h"
 
 #include <errno.h>
@@ -17,7 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#ifdef ESGW_HAVE_SD_BUS
+#ifdef ESGW_HAVE_LIBSYSTEMD
 #include <systemd/sd-bus.h>
 #include <systemd/sd-daemon.h>
 #endif
@@ -25,9 +28,10 @@
 #include "log.h"
 
 #define RXTX_UNIT "esgw-rxtx.service"
+#define ROUTER_UNIT "esgw-router.service"
 #define CRYPTO_UNIT_FMT "esgw-crypto@%u.service"
 
-#ifdef ESGW_HAVE_SD_BUS
+#ifdef ESGW_HAVE_LIBSYSTEMD
 /* Manager.<method>(unit, "replace"): StartUnit, StopUnit, RestartUnit. */
 static int unit_call(const char *method, const char *unit)
 {
@@ -99,19 +103,27 @@ static int rxtx_env_write(void)
 	return 1;
 }
 
-void units_start(void)
+/* The secondaries of the configuration: the router and workers 0..N-1
+ * (starting an active unit does nothing). */
+static void secondaries_start(void)
 {
 	char unit[64];
 
-	if (ctld.opt.standalone)
-		return;
-	if (rxtx_env_write() > 0)
-		unit_call("RestartUnit", RXTX_UNIT);
+	unit_call("StartUnit", ROUTER_UNIT);
 	for (uint32_t w = 0; w < ctld.config->workers; w++) {
 		snprintf(unit, sizeof(unit), CRYPTO_UNIT_FMT, w);
 		unit_call("StartUnit", unit);
 	}
-#ifdef ESGW_HAVE_SD_BUS
+}
+
+void units_start(void)
+{
+	if (ctld.opt.standalone)
+		return;
+	if (rxtx_env_write() > 0)
+		unit_call("RestartUnit", RXTX_UNIT);
+	secondaries_start();
+#ifdef ESGW_HAVE_LIBSYSTEMD
 	/* esgw-ctld.service is Type=notify: rxtx (ordered after it) starts once
 	 * the API is up and rxtx.env names the ports. */
 	sd_notify(0, "READY=1");
@@ -136,8 +148,20 @@ void units_workers_changed(uint32_t from_workers, uint32_t workers)
 		snprintf(unit, sizeof(unit), CRYPTO_UNIT_FMT, w);
 		unit_call("StopUnit", unit);
 	}
+	/* show stats and the pushes forget them (in standalone mode the
+	 * supervisor does that once it reaped them). */
+	dp_procs_shrink((int)workers);
 	for (uint32_t w = from_workers; w < workers; w++) {
 		snprintf(unit, sizeof(unit), CRYPTO_UNIT_FMT, w);
 		unit_call("StartUnit", unit);
 	}
+}
+
+void units_rxtx_restarted(void)
+{
+	if (ctld.opt.standalone)
+		return;
+	ESGW_INFO("a new esgw-rxtx answers: starting the router and %u worker(s) again",
+		  ctld.config->workers);
+	secondaries_start();
 }

@@ -5,7 +5,22 @@
 # AES-CBC-128/HMAC-SHA1-96, a ping and a 5 s iperf3 TCP run across the tunnel.
 # Exits 0 only if traffic really crossed the tunnel; removes everything it
 # created, also when a step fails. Run as root from anywhere.
+#
+# --ike: the same topology, but the tunnel is negotiated by strongSwan: a
+# charon (kernel-esgw plugin, deploy/setup-host.sh --ike) in each gateway
+# namespace with its own strongswan.conf and swanctl.conf (PSK; modern
+# proposals next to the fourth seed report's aes256-sha512-modp1024 and
+# aes128gcm16), swanctl --initiate, ping and iperf3 with a forced CHILD_SA
+# rekey during the run, swanctl --list-sas next to esgwctl show sa. Exits 0
+# only if traffic crossed SAs that IKE negotiated.
 set -euo pipefail
+
+ike=0
+case "${1:-}" in
+--ike) ike=1 ;;
+"") ;;
+*) echo "usage: demo.sh [--ike]" >&2; exit 2 ;;
+esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${ESGW_BUILD:-$top/build}
@@ -13,6 +28,7 @@ run=/run/esgw-demo
 PY=/usr/bin/python3
 NS=(esgw-demo-h1 esgw-demo-gw1 esgw-demo-gw2 esgw-demo-h2)
 declare -A CTLD_PID=()
+declare -A CHARON_PID=()
 IPERF_PID=
 failed=0
 
@@ -34,6 +50,14 @@ cleanup() {
 	set +e
 	say "cleanup"
 	[ -n "$IPERF_PID" ] && kill "$IPERF_PID" 2>/dev/null
+	for gw in "${!CHARON_PID[@]}"; do
+		kill -TERM "${CHARON_PID[$gw]}" 2>/dev/null
+		for _ in $(seq 1 50); do
+			kill -0 "${CHARON_PID[$gw]}" 2>/dev/null || break
+			sleep 0.2
+		done
+		kill -KILL "${CHARON_PID[$gw]}" 2>/dev/null
+	done
 	for gw in "${!CTLD_PID[@]}"; do
 		kill -TERM "${CTLD_PID[$gw]}" 2>/dev/null
 	done
@@ -62,7 +86,7 @@ cleanup() {
 		ip netns del "$ns" 2>/dev/null
 	done
 	if [ "$rc" -ne 0 ] && [ -d "$run" ]; then
-		for f in "$run"/gw*/ctld.out "$run"/gw*/log/*.log; do
+		for f in "$run"/gw*/ctld.out "$run"/gw*/log/*.log "$run"/gw*/charon.log; do
 			[ -f "$f" ] || continue
 			echo "----- $f (last 30 lines)"
 			tail -n 30 "$f"
@@ -74,7 +98,9 @@ cleanup() {
 		umount /dev/hugepages
 	fi
 	[ -n "$HUGE_PAGES_BEFORE" ] && echo "$HUGE_PAGES_BEFORE" >/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages
-	if [ "$rc" -eq 0 ]; then echo "demo.sh: OK, traffic crossed the tunnel"; else echo "demo.sh: FAILED"; fi
+	if [ "$rc" -ne 0 ]; then echo "demo.sh: FAILED"
+	elif [ "$ike" -eq 1 ]; then echo "demo.sh: OK, traffic crossed IKE-negotiated SAs"
+	else echo "demo.sh: OK, traffic crossed the tunnel"; fi
 	exit "$rc"
 }
 
@@ -86,7 +112,11 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 say "host setup"
-"$top/deploy/setup-host.sh"
+if [ "$ike" -eq 1 ]; then
+	"$top/deploy/setup-host.sh" --ike --build "$build"
+else
+	"$top/deploy/setup-host.sh"
+fi
 
 say "build"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top"
@@ -160,13 +190,31 @@ configure() { # gw lan_addr wan_addr local remote remote_lan spi_out spi_in
 	esgwctl "$gw" interface address add lan "$2"
 	esgwctl "$gw" interface add wan "net_af_packet1,iface=$gw-wan"
 	esgwctl "$gw" interface address add wan "$3"
-	esgwctl "$gw" sa add 10 spi "$7" alg aes-cbc-128-sha1-96 crypto-key $KEY integ-key $INTEG
-	esgwctl "$gw" sa add 20 spi "$8" alg aes-cbc-128-sha1-96 crypto-key $KEY integ-key $INTEG
+	# Keys on standard input (one line per '-'), never on a command line.
+	printf '%s\n%s\n' $KEY $INTEG |
+		esgwctl "$gw" sa add 10 spi "$7" alg aes-cbc-128-sha1-96 crypto-key - integ-key -
+	printf '%s\n%s\n' $KEY $INTEG |
+		esgwctl "$gw" sa add 20 spi "$8" alg aes-cbc-128-sha1-96 crypto-key - integ-key -
 	esgwctl "$gw" tunnel add t0 local "$4" remote "$5" sa-out 10 sa-in 20
 	esgwctl "$gw" route add "$6" tunnel t0
 }
-configure gw1 192.168.1.2/24 192.168.3.1/24 192.168.3.1 192.168.3.2 192.168.2.0/24 1000 2000
-configure gw2 192.168.2.2/24 192.168.3.2/24 192.168.3.2 192.168.3.1 192.168.1.0/24 2000 1000
+# --ike: interfaces and routes only; SAs, tunnels and policies come from charon.
+configure_ike() { # gw lan_addr wan_addr remote_lan next_hop
+	local gw=$1
+	esgwctl "$gw" interface add lan "net_af_packet0,iface=$gw-lan"
+	esgwctl "$gw" interface address add lan "$2"
+	esgwctl "$gw" interface add wan "net_af_packet1,iface=$gw-wan"
+	esgwctl "$gw" interface address add wan "$3"
+	esgwctl "$gw" route add "$4" via "$5"
+}
+if [ "$ike" -eq 1 ]; then
+	say "configure interfaces and routes (the tunnel comes from IKE)"
+	configure_ike gw1 192.168.1.2/24 192.168.3.1/24 192.168.2.0/24 192.168.3.2
+	configure_ike gw2 192.168.2.2/24 192.168.3.2/24 192.168.1.0/24 192.168.3.1
+else
+	configure gw1 192.168.1.2/24 192.168.3.1/24 192.168.3.1 192.168.3.2 192.168.2.0/24 1000 2000
+	configure gw2 192.168.2.2/24 192.168.3.2/24 192.168.3.2 192.168.3.1 192.168.1.0/24 2000 1000
+fi
 all_running() { # gw: rxtx, router and the crypto worker report "running"
 	esgwctl "$1" --json show stats 2>/dev/null | $PY -c '
 import json, sys
@@ -182,9 +230,95 @@ for gw in gw1 gw2; do
 		sleep 0.5
 	done
 	echo "--- $gw: dataplane running"
-	esgwctl "$gw" show tunnels
+	[ "$ike" -eq 1 ] || esgwctl "$gw" show tunnels
 	esgwctl "$gw" show routes
 done
+
+swanctl_gw() { local gw=$1; shift
+	ip netns exec "esgw-demo-$gw" env STRONGSWAN_CONF="$run/$gw/strongswan.conf" \
+		swanctl "$@" --uri "unix://$run/$gw/charon.vici"; }
+start_charon() { # gw local remote local_ts remote_ts
+	local gw=$1
+	cat >"$run/$gw/strongswan.conf" <<EOF
+charon {
+  load = random nonce openssl pem pkcs1 x509 pubkey kdf hmac gcm aes sha1 sha2 gmp kernel-esgw kernel-netlink socket-default vici
+  filelog { main { path = $run/$gw/charon.log
+                   time_format = %T
+                   default = 1 } }
+  journal { default = -1 }
+  plugins {
+    vici { socket = unix://$run/$gw/charon.vici }
+    kernel-esgw { socket = $run/$gw/ctl.sock }
+  }
+}
+EOF
+	cat >"$run/$gw/swanctl.conf" <<EOF
+connections {
+  site {
+    version = 2
+    local_addrs = $2
+    remote_addrs = $3
+    # modern ones first, then the fourth seed report's (Vyatta ike-group)
+    proposals = aes128gcm16-sha256-x25519, aes256gcm16-sha256-modp2048, aes256-sha512-modp1024
+    local { auth = psk
+            id = $2 }
+    remote { auth = psk
+             id = $3 }
+    children {
+      net {
+        local_ts = $4
+        remote_ts = $5
+        # ... and the seed's esp-group: aes128gcm128, no PFS
+        esp_proposals = aes256gcm16-x25519, aes128gcm16-modp2048, aes128gcm16
+      }
+    }
+  }
+}
+secrets {
+  ike-site { id-1 = 192.168.3.1
+             id-2 = 192.168.3.2
+             secret = "esgw-demo-pre-shared-key" }
+}
+EOF
+	ip netns exec "esgw-demo-$gw" env STRONGSWAN_CONF="$run/$gw/strongswan.conf" \
+		/usr/sbin/charon-systemd >"$run/$gw/charon.out" 2>&1 &
+	CHARON_PID[$gw]=$!
+	for i in $(seq 1 100); do
+		[ -S "$run/$gw/charon.vici" ] && swanctl_gw "$gw" --stats >/dev/null 2>&1 && break
+		kill -0 "${CHARON_PID[$gw]}" 2>/dev/null || die "charon of $gw exited"
+		[ "$i" -eq 100 ] && die "$gw: charon not answering after 20 s"
+		sleep 0.2
+	done
+	swanctl_gw "$gw" --load-all --file "$run/$gw/swanctl.conf"
+}
+ike_packets() { # gw -> packets through the SAs IKE owns
+	esgwctl "$1" --json show sa | $PY -c '
+import json, sys
+print(sum(s["packets"] for s in json.load(sys.stdin)["sas"] if s.get("owner") == "ike"))'
+}
+ike_spis() { # gw -> the SPIs of the SAs IKE owns
+	esgwctl "$1" --json show sa | $PY -c '
+import json, sys
+print(" ".join(sorted("%08x" % s["spi"] for s in json.load(sys.stdin)["sas"] if s.get("owner") == "ike")))'
+}
+if [ "$ike" -eq 1 ]; then
+	for gw in gw1 gw2; do
+		for i in $(seq 1 100); do # charon binds to the punt TAP's address
+			ip -n "esgw-demo-$gw" -4 addr show dev esgw-wan 2>/dev/null | grep -q 192.168.3 && break
+			[ "$i" -eq 100 ] && die "$gw: no TAP esgw-wan"
+			sleep 0.2
+		done
+	done
+	say "start charon (kernel-esgw) in gw1 and gw2, negotiate"
+	start_charon gw1 192.168.3.1 192.168.3.2 192.168.1.0/24 192.168.2.0/24
+	start_charon gw2 192.168.3.2 192.168.3.1 192.168.2.0/24 192.168.1.0/24
+	swanctl_gw gw1 --initiate --child net
+	for gw in gw1 gw2; do
+		echo "--- $gw: esgwctl show tunnels / show policies"
+		esgwctl "$gw" show tunnels
+		esgwctl "$gw" show policies
+	done
+fi
 
 say "processes: four per gateway"
 ps -o pid,ppid,psr,%cpu,args -p "${CTLD_PID[gw1]},${CTLD_PID[gw2]}$(
@@ -215,7 +349,9 @@ import json, sys
 print(next(s["packets"] for s in json.load(sys.stdin)["sas"] if s["id"] == int(sys.argv[1])))' "$2"
 }
 declare -A BEFORE=()
-for gw in gw1 gw2; do for sa in 10 20; do BEFORE[$gw.$sa]=$(sa_packets $gw $sa); done; done
+if [ "$ike" -eq 0 ]; then
+	for gw in gw1 gw2; do for sa in 10 20; do BEFORE[$gw.$sa]=$(sa_packets $gw $sa); done; done
+fi
 
 say "ping h1 -> h2 across the tunnel"
 ping_ok=0
@@ -229,6 +365,13 @@ ip netns exec esgw-demo-h2 iperf3 -s -1 -B 192.168.2.1 >"$run/iperf3-server.out"
 IPERF_PID=$!
 sleep 1
 iperf_bytes=0
+rekey_pid=
+if [ "$ike" -eq 1 ]; then
+	spis_before=$(ike_spis gw1)
+	# a forced CHILD_SA rekey in the middle of the run
+	(sleep 2; swanctl_gw gw1 --rekey --child net >"$run/rekey.out" 2>&1) &
+	rekey_pid=$!
+fi
 if ip netns exec esgw-demo-h1 iperf3 -c 192.168.2.1 -t 5 -J >"$run/iperf3.json" 2>&1; then
 	read -r iperf_bytes mbps < <($PY -c '
 import json, sys
@@ -241,17 +384,41 @@ fi
 wait "$IPERF_PID" 2>/dev/null || true
 IPERF_PID=
 
-say "SA counters"
-for gw in gw1 gw2; do
-	echo "--- $gw"
-	esgwctl "$gw" show sa
-done
 sa_ok=1
-for gw in gw1 gw2; do for sa in 10 20; do
-	now=$(sa_packets $gw $sa)
-	echo "$gw SA $sa: packets ${BEFORE[$gw.$sa]} -> $now"
-	[ "$now" -gt "${BEFORE[$gw.$sa]}" ] || sa_ok=0
-done; done
+if [ "$ike" -eq 1 ]; then
+	[ -n "$rekey_pid" ] && wait "$rekey_pid"
+	cat "$run/rekey.out"
+	ip netns exec esgw-demo-h1 ping -c 3 -i 0.2 -W 2 192.168.2.1 >/dev/null || ping_ok=0
+	say "swanctl --list-sas and esgwctl show sa, side by side"
+	for gw in gw1 gw2; do
+		echo "--- $gw: swanctl --list-sas"
+		swanctl_gw "$gw" --list-sas
+		echo "--- $gw: esgwctl show sa"
+		esgwctl "$gw" show sa
+	done
+	spis_after=$(ike_spis gw1)
+	echo "gw1 IKE SPIs before the rekey: $spis_before; after: $spis_after"
+	if [ -z "$spis_after" ] || [ "$spis_before" = "$spis_after" ]; then
+		echo "demo.sh: the CHILD_SA was not rekeyed" >&2
+		sa_ok=0
+	fi
+	for gw in gw1 gw2; do
+		n=$(ike_packets "$gw")
+		echo "$gw: $n packets through the SAs IKE negotiated (after the rekey)"
+		[ "$n" -gt 0 ] || sa_ok=0
+	done
+else
+	say "SA counters"
+	for gw in gw1 gw2; do
+		echo "--- $gw"
+		esgwctl "$gw" show sa
+	done
+	for gw in gw1 gw2; do for sa in 10 20; do
+		now=$(sa_packets $gw $sa)
+		echo "$gw SA $sa: packets ${BEFORE[$gw.$sa]} -> $now"
+		[ "$now" -gt "${BEFORE[$gw.$sa]}" ] || sa_ok=0
+	done; done
+fi
 
 [ "$ping_ok" -eq 1 ] || { echo "demo.sh: ping h1 -> h2 failed" >&2; failed=1; }
 [ "$iperf_bytes" -gt 0 ] || { echo "demo.sh: iperf3 moved no bytes" >&2; failed=1; }

@@ -3,11 +3,16 @@
 # Installs esgw from a build directory: the executables into PREFIX/bin, the
 # hugepage helper into PREFIX/libexec/esgw, the systemd units and their CPU
 # drop-ins into UNITDIR (paths rewritten for PREFIX), the group esgw (members
-# may use the control socket) and /etc/esgw/esgw.env. With DESTDIR everything
-# goes below it (a staging root: no group is created, systemd is not told).
+# may use the control socket; also /etc/sysusers.d/esgw.conf) and
+# /etc/esgw/esgw.env. With DESTDIR everything goes below it and systemd is not
+# told (the group is made there only if DESTDIR/etc/group exists).
 #
 #   deploy/install.sh [--build DIR] [--prefix DIR] [--destdir DIR] [--unitdir DIR]
+#                     [--ike | --ike-plugin]
 #   env: ESGW_BUILD, PREFIX, DESTDIR, UNITDIR give the same defaults.
+# --ike also installs charon's kernel-esgw plugin into strongSwan's plugin
+# folder, its kernel-esgw.conf and a strongswan.service drop-in (ordered
+# after esgw-ctld); --ike-plugin installs only the plugin and its config.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -15,9 +20,10 @@ build=${ESGW_BUILD:-$here/../build}
 prefix=${PREFIX:-/usr/local}
 destdir=${DESTDIR:-}
 unitdir=${UNITDIR:-/etc/systemd/system}
+ike=none
 
 usage() {
-	sed -n '3,10p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '3,15p' "$0" | sed 's/^# \{0,1\}//'
 	exit "${1:-0}"
 }
 
@@ -27,6 +33,8 @@ while [ $# -gt 0 ]; do
 	--prefix) prefix=$2; shift 2 ;;
 	--destdir) destdir=$2; shift 2 ;;
 	--unitdir) unitdir=$2; shift 2 ;;
+	--ike) ike=all; shift ;;
+	--ike-plugin) ike=plugin; shift ;;
 	-h|--help) usage 0 ;;
 	*) echo "install.sh: unknown argument '$1'" >&2; usage 2 ;;
 	esac
@@ -49,6 +57,26 @@ find_exe() {
 	return 1
 }
 
+# charon's plugin and its configuration (strongSwan's own folders: Debian's
+# charon looks for plugins in /usr/lib/ipsec/plugins only).
+install_ike_plugin() {
+	local plugin=$build/ike/strongswan/libstrongswan-kernel-esgw.so
+	if [ ! -f "$plugin" ]; then
+		echo "install.sh: $plugin not built (deploy/setup-host.sh --ike prepares the strongSwan source)" >&2
+		exit 1
+	fi
+	install -d -m 0755 "$destdir/usr/lib/ipsec/plugins" "$destdir/etc/strongswan.d/charon"
+	install -m 0644 "$plugin" "$destdir/usr/lib/ipsec/plugins/"
+	# An operator's edited configuration stays.
+	[ -e "$destdir/etc/strongswan.d/charon/kernel-esgw.conf" ] ||
+		install -m 0644 "$here/strongswan/kernel-esgw.conf" "$destdir/etc/strongswan.d/charon/"
+}
+if [ "$ike" = plugin ]; then
+	install_ike_plugin
+	echo "kernel-esgw plugin installed in $destdir/usr/lib/ipsec/plugins"
+	exit 0
+fi
+
 bindir=$destdir$prefix/bin
 libexecdir=$destdir$prefix/libexec/esgw
 units=$destdir$unitdir
@@ -58,12 +86,17 @@ for exe in esgw-ctld esgwctl esgw-rxtx esgw-router esgw-crypto; do
 done
 install -m 0755 "$here/esgw-hugepages.sh" "$libexecdir/esgw-hugepages"
 
-# esgw-ctld.service is Type=notify; a ctld built without libsystemd cannot
-# notify, so it runs as Type=simple.
+# esgw-ctld and the dataplane units are Type=notify; executables built
+# without libsystemd cannot notify, so they run as Type=simple. (Not
+# `ldd | grep -q`: grep -q quits at the first match, ldd may then die of
+# SIGPIPE, and pipefail turns that into "no libsystemd" now and then.)
 notify=notify
-if ! ldd "$bindir/esgw-ctld" 2>/dev/null | grep -q libsystemd; then
-	notify=simple
-fi
+for exe in esgw-ctld esgw-rxtx; do
+	case "$(ldd "$bindir/$exe" 2>/dev/null)" in
+	*libsystemd*) ;;
+	*) notify=simple ;;
+	esac
+done
 for unit in "$here"/systemd/*.service "$here"/systemd/*.target; do
 	sed -e "s|/usr/local/|$prefix/|g" -e "s|^Type=notify$|Type=$notify|" "$unit" \
 		> "$units/$(basename "$unit")"
@@ -78,8 +111,16 @@ for dropins in "$here"/systemd/*.d; do
 	done
 done
 
+# The group esgw: created now on this machine, or in DESTDIR when it is a
+# whole root (it has /etc/group); the sysusers.d entry creates it at the first
+# boot of an image staged without one.
+install -d -m 0755 "$destdir/etc/sysusers.d"
+echo "g esgw - -" > "$destdir/etc/sysusers.d/esgw.conf"
+chmod 0644 "$destdir/etc/sysusers.d/esgw.conf"
 if [ -z "$destdir" ] && ! getent group esgw >/dev/null; then
 	groupadd --system esgw
+elif [ -n "$destdir" ] && [ -f "$destdir/etc/group" ] && ! grep -q '^esgw:' "$destdir/etc/group"; then
+	groupadd --prefix "$destdir" --system esgw
 fi
 install -d -m 0755 "$destdir/etc/esgw"
 env_file=$destdir/etc/esgw/esgw.env
@@ -95,6 +136,13 @@ EOF
 	if [ -z "$destdir" ]; then
 		chgrp esgw "$env_file"
 	fi
+fi
+
+if [ "$ike" = all ]; then
+	install_ike_plugin
+	install -d -m 0755 "$units/strongswan.service.d"
+	install -m 0644 "$here/strongswan/strongswan.service.d/10-esgw.conf" "$units/strongswan.service.d/"
+	echo "kernel-esgw plugin installed; charon (strongswan.service) starts after esgw-ctld"
 fi
 
 if [ -z "$destdir" ] && [ -d /run/systemd/system ]; then

@@ -12,7 +12,9 @@ export ESGW_BUILD=$build
 pytest_args=()
 [ "${1:-}" = "-k" ] && pytest_args=(-k "$2")
 
-./deploy/setup-host.sh || { echo "tests/run.sh: machine setup failed"; echo "0 passed, 1 failed"; exit 1; }
+# --ike: charon, the strongSwan source and the kernel-esgw plugin (tests/integration/test_ike*.py).
+./deploy/setup-host.sh --ike --build "$build" || { echo "tests/run.sh: machine setup failed"; echo "0 passed, 1 failed"; exit 1; }
+export ESGW_REQUIRE_IKE=1
 
 if [ ! -f "$build/build.ninja" ]; then
 	meson setup "$build" >/tmp/esgw-meson-setup.log 2>&1 || {
@@ -58,6 +60,16 @@ suites = [root] if root.tag == "testsuite" else list(root)
 t = sum(int(s.get("tests", 0)) for s in suites)
 f = sum(int(s.get("failures", 0)) + int(s.get("errors", 0)) for s in suites)
 sk = sum(int(s.get("skipped", 0)) for s in suites)
+# Every skip says why (e.g. the systemd tests on a machine where
+# systemd-nspawn cannot boot), once per reason.
+reasons = {}
+for case in root.iter("testcase"):
+    skipped = case.find("skipped")
+    if skipped is not None:
+        why = skipped.get("message", "").replace("\n", " ")
+        reasons[why] = reasons.get(why, 0) + 1
+for why, n in reasons.items():
+    print("tests/run.sh: %d skipped: %s" % (n, why), file=sys.stderr)
 print(t - f - sk, f)
 PY
 )

@@ -1,15 +1,19 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """pytest fixtures for the esgw end-to-end tests: the standard two-gateway
 topology and the one-gateway topology with a scapy peer, built per algorithm
-and torn down (processes, namespaces, hugepage files) even when a test fails."""
+and torn down (processes, namespaces, hugepage files) even when a test fails,
+and esgw_pb2 (the messages of proto/esgw.proto for Python)."""
 
 import os
+import subprocess
 import sys
 
 import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import esgw_harness as h  # noqa: E402
+
+PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
 
 
 def pytest_configure(config):
@@ -24,6 +28,20 @@ def pytest_runtest_makereport(item, call):
     if rep.failed:
         for gw in list(h.ACTIVE_GATEWAYS):
             rep.sections.append(("esgw %s logs" % gw.name, gw.logs_text()))
+
+
+@pytest.fixture(scope="session")
+def pb(tmp_path_factory):
+    """esgw_pb2 generated from proto/esgw.proto (protoc + python protobuf)."""
+    out = tmp_path_factory.mktemp("pb")
+    try:
+        subprocess.run(["protoc", "--python_out", str(out), "-I", PROTO_DIR,
+                        os.path.join(PROTO_DIR, "esgw.proto")], check=True)
+        sys.path.insert(0, str(out))
+        import esgw_pb2  # noqa: E402
+    except (OSError, subprocess.CalledProcessError, ImportError) as e:
+        pytest.skip("no protoc/python protobuf: %s" % e)
+    return esgw_pb2
 
 
 @pytest.fixture(scope="module", params=h.ALGORITHMS)

@@ -13,10 +13,12 @@ import glob
 import hashlib
 import json
 import os
+import queue
 import re
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import threading
 import time
@@ -280,7 +282,8 @@ class Gateway:
         self.prefix = "%s%s" % (tag, name)          # DPDK --file-prefix
         self.workdir = os.path.join(WORK_ROOT, tag, name)
         self.socket = os.path.join(self.workdir, "ctl.sock")
-        self.config = os.path.join(self.workdir, "config.pb")
+        # A directory of its own: a test can make it unwritable.
+        self.config = os.path.join(self.workdir, "state", "config.pb")
         self.rundir = os.path.join(self.workdir, "run")
         self.logdir = os.path.join(self.workdir, "log")
         self.bindir = os.path.join(self.workdir, "bin")
@@ -335,12 +338,16 @@ class Gateway:
         self._launch_ctld(workers=False)
         self.wait_ready(timeout)
 
+    def check_alive(self):
+        """Raises if esgw-ctld is gone (nothing to wait for any more)."""
+        if self.proc.poll() is not None:
+            raise HarnessError("esgw-ctld exited with %s" % self.proc.returncode)
+
     def wait_ready(self, timeout=60):
         """Until the API answers. (ctld starts the dataplane only once it has
         interfaces to give esgw-rxtx: see wait_running.)"""
         def ready():
-            if self.proc.poll() is not None:
-                raise HarnessError("esgw-ctld exited with %s" % self.proc.returncode)
+            self.check_alive()
             return isinstance(self.ctl("show", "stats", check=False), dict)
         try:
             wait_for(ready, timeout, 0.2, "%s: API up" % self.name)
@@ -351,8 +358,7 @@ class Gateway:
     def wait_running(self, timeout=60):
         """Until rxtx, router and every crypto worker report "running"."""
         def running():
-            if self.proc.poll() is not None:
-                raise HarnessError("esgw-ctld exited with %s" % self.proc.returncode)
+            self.check_alive()
             stats = self.ctl("show", "stats", check=False)
             if not isinstance(stats, dict):
                 return False
@@ -442,11 +448,12 @@ class Gateway:
     # -- control
 
     def ctl_raw(self, *args, json_out=True, timeout=20):
+        """esgwctl with args; the keys of an `sa add` go in on standard input."""
         cmd = [find_binary("esgwctl"), "--socket", self.socket]
         if json_out:
             cmd.append("--json")
-        cmd += [str(a) for a in args]
-        return run(cmd, check=False, timeout=timeout)
+        args, keys = stdin_keys([str(a) for a in args])
+        return run(cmd + args, check=False, timeout=timeout, input=keys)
 
     def ctl(self, *args, check=True, json_out=True):
         """Runs esgwctl; returns the parsed JSON document (None when the command
@@ -506,6 +513,15 @@ class Gateway:
         self.wait_running()
         self.baseline = self.process_snapshot()
 
+    def wait_workers_running(self, count, timeout=30):
+        """Until exactly count crypto workers exist and all run."""
+        def ok():
+            ws = self.ctl("show", "workers")["workers"]
+            procs = [p for p in self.ctl("show", "stats")["processes"] if p["role"] == "crypto"]
+            return len(ws) == count and len(procs) == count and \
+                all(p["state"] == "running" for p in procs)
+        wait_for(ok, timeout, 0.2, "%s: %d crypto workers running" % (self.name, count))
+
     def process_snapshot(self):
         """{(role, worker): (pid, restarts, state)} from show stats. Adding an
         interface restarts rxtx on purpose, so tests compare against the
@@ -517,6 +533,25 @@ class Gateway:
         now = self.process_snapshot()
         assert now == self.baseline, "%s: processes changed: %s -> %s" % (
             self.name, self.baseline, now)
+
+
+KEY_WORDS = ("crypto-key", "integ-key", "salt")
+
+
+def stdin_keys(args):
+    """(args, stdin) for esgwctl: the key values of an `sa add` replaced by
+    "-" and fed as standard input, one line each, so no test puts a key on a
+    command line (every user of the machine could read it in ps)."""
+    if list(args[:2]) != ["sa", "add"]:
+        return list(args), None
+    out, lines = [], []
+    for i, a in enumerate(args):
+        if i > 0 and args[i - 1] in KEY_WORDS and a != "-":
+            out.append("-")
+            lines.append(a + "\n")
+        else:
+            out.append(a)
+    return out, "".join(lines) if lines else None
 
 
 def drain_socket(sock):
@@ -558,11 +593,12 @@ def stop_all(gateways, topo):
 
 
 @contextlib.contextmanager
-def gateway_pair(workers=1, prepare=None):
+def gateway_pair(workers=1, prepare=None, ctld_args=()):
     """h1 -- gw1 -- gw2 -- h2 with both gateways started but not configured.
-    prepare(ns), if given, runs on the topology before the gateways start.
-    Yields (ns, gw1, gw2); everything is torn down afterwards, and an unclean
-    shutdown fails the caller."""
+    prepare(ns), if given, runs on the topology before the gateways start;
+    ctld_args are more esgw-ctld options for both. Yields (ns, gw1, gw2);
+    everything is torn down afterwards, and an unclean shutdown fails the
+    caller."""
     topo = Topology()
     gateways = []
     try:
@@ -570,7 +606,7 @@ def gateway_pair(workers=1, prepare=None):
         if prepare is not None:
             prepare(ns)
         for name in ("gw1", "gw2"):
-            gw = Gateway(name, ns[name], topo.tag, workers=workers)
+            gw = Gateway(name, ns[name], topo.tag, workers=workers, ctld_args=ctld_args)
             gateways.append(gw)
             gw.start()
         yield ns, gateways[0], gateways[1]
@@ -740,6 +776,124 @@ def ping_until_ok(netns, dst, timeout=20):
         dst, netns, last.stdout if last else "", last.stderr if last else ""))
 
 
+# ------------------------------------------------ sequence-numbered stream
+
+_STREAM = r'''
+import json, signal, socket, struct, sys, time
+stop = []
+signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
+mode = sys.argv[1]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+if mode == "send":
+    src, dst, port, rate = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
+    s.bind((src, 0))
+    seq = errors = 0
+    pad = b"x" * 100
+    print("ready", flush=True)
+    start = time.monotonic()
+    while not stop:
+        due = int((time.monotonic() - start) * rate)
+        while seq < due:
+            try:
+                s.sendto(struct.pack("!Q", seq) + pad, (dst, port))
+            except OSError:
+                errors += 1  # never sent: the receiver is told by "sent"
+                continue
+            seq += 1
+        time.sleep(0.001)
+    print(json.dumps({"sent": seq, "send_errors": errors}), flush=True)
+else:
+    addr, port = sys.argv[2], int(sys.argv[3])
+    # FORCE: past net.core.rmem_max, so a receiver the scheduler leaves out
+    # for a moment (two cores, two gateways) does not lose what the tunnel
+    # delivered.
+    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE
+    s.bind((addr, port))
+    s.settimeout(0.1)
+    seen = set()
+    top = -1
+    reordered = duplicates = 0
+    last = None
+    gap = 0.0
+    gap_after = -1
+    print("ready", flush=True)
+    while not stop:
+        try:
+            data = s.recv(2048)
+        except socket.timeout:
+            continue
+        now = time.monotonic()
+        seq = struct.unpack("!Q", data[:8])[0]
+        if seq in seen:
+            duplicates += 1
+            continue
+        seen.add(seq)
+        if seq < top:
+            reordered += 1
+        else:
+            top = seq
+        if last is not None and now - last > gap:
+            gap, gap_after = now - last, seq
+        last = now
+    snmp = [l.split() for l in open("/proc/net/snmp") if l.startswith("Udp:")]
+    udp = dict(zip(snmp[0][1:], map(int, snmp[1][1:])))
+    print(json.dumps({"received": len(seen), "top": top, "reordered": reordered,
+                      "rcvbuf_errors": udp.get("RcvbufErrors", 0),
+                      "duplicates": duplicates, "max_gap": gap, "gap_at": gap_after}),
+          flush=True)
+'''
+
+
+class Stream:
+    """A paced sequence-numbered UDP stream src -> dst at rate packets per
+    second, sender and receiver each a process in its namespace (true
+    parallelism on two cores; the receiver starts first). stop() returns what
+    the receiver counted: lost, reordered, duplicated numbers, the longest
+    silence."""
+
+    def __init__(self, name, src_ns, src, dst_ns, dst, port, rate=2000):
+        self.name = name
+        self.recv = self._spawn(dst_ns, ["recv", dst, str(port)])
+        self.send = self._spawn(src_ns, ["send", src, dst, str(port), str(rate)])
+        self.result = None
+
+    @staticmethod
+    def _spawn(ns, args):
+        p = subprocess.Popen(["ip", "netns", "exec", ns, "/usr/bin/python3", "-c", _STREAM] + args,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        line = p.stdout.readline()
+        if line.strip() != "ready":
+            p.kill()
+            raise HarnessError("stream process did not start: %s %s" % (line, p.stderr.read()))
+        return p
+
+    @staticmethod
+    def _finish(p):
+        p.send_signal(signal.SIGTERM)
+        out, err = p.communicate(timeout=20)
+        lines = [l for l in out.splitlines() if l.startswith("{")]
+        if not lines:
+            raise HarnessError("stream process said nothing: %s" % err)
+        return json.loads(lines[-1])
+
+    def stop(self, drain=1.5):
+        sent = self._finish(self.send)
+        time.sleep(drain)  # what is still in flight arrives
+        got = self._finish(self.recv)
+        got.update(sent)
+        got["lost"] = got["sent"] - got["received"]
+        got["name"] = self.name
+        self.result = got
+        print("stream %s: %s" % (self.name, json.dumps(got)))
+        return got
+
+    def kill(self):
+        for p in (self.send, self.recv):
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+
+
 # ------------------------------------------------------------ TCP transfer
 
 def tcp_transfer(src_ns, dst_ns, dst_addr, payload, port=5201, timeout=120):
@@ -802,13 +956,15 @@ def tcp_transfer(src_ns, dst_ns, dst_addr, payload, port=5201, timeout=120):
 # ------------------------------------------------------------------ capture
 
 class Capture:
-    """tcpdump -w on a device inside a namespace, packets of one direction."""
+    """tcpdump -w on a device inside a namespace, packets of one direction
+    (optionally only the first snaplen bytes of those a filter selects)."""
 
-    def __init__(self, netns, dev, path, direction="in"):
+    def __init__(self, netns, dev, path, direction="in", snaplen=0, bpf=None):
         self.path = path
+        os.chmod(os.path.dirname(os.path.abspath(path)), 0o777)  # tcpdump drops to its user
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", netns, "tcpdump", "-i", dev, "-p", "-n", "-U",
-             "-s", "0", "-Q", direction, "-w", path],
+             "-s", str(snaplen), "-Q", direction, "-w", path] + ([bpf] if bpf else []),
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         # tcpdump says "listening on" once the socket is open.
         seen = []
@@ -822,7 +978,8 @@ class Capture:
                 self.proc.wait()
                 raise HarnessError("tcpdump did not start: %s" % "".join(seen))
 
-    def stop(self):
+    def stop(self, parse=True):
+        """Stops tcpdump; returns the packets (scapy), or None unless parse."""
         if self.proc.poll() is None:
             time.sleep(0.5)  # let the last packets reach the file
             self.proc.send_signal(signal.SIGINT)
@@ -831,8 +988,116 @@ class Capture:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+        if not parse:
+            return None
         import scapy.layers.inet  # noqa: F401  (registers Ethernet, IPv4 for rdpcap)
         import scapy.layers.ipsec  # noqa: F401
         import scapy.layers.l2  # noqa: F401
         from scapy.utils import rdpcap
         return rdpcap(self.path)
+
+
+def esp_headers(path, iv_len=8):
+    """[(spi, seq, iv)] of the ESP packets (Ethernet, IPv4, ESP or ESP in UDP
+    4500) in a pcap file, in capture order: iv is the first iv_len bytes
+    after the ESP header. Parsed by hand: fast on captures of 100k packets."""
+    out = []
+    with open(path, "rb") as f:
+        data = f.read()
+    if len(data) < 24:
+        return out
+    magic = struct.unpack("<I", data[:4])[0]
+    endian = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
+    off = 24
+    while off + 16 <= len(data):
+        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
+        frame = data[off + 16:off + 16 + incl]
+        off += 16 + incl
+        if len(frame) < 14 + 20 or frame[12:14] != b"\x08\x00":
+            continue
+        ihl = (frame[14] & 0x0f) * 4
+        esp = 14 + ihl
+        if frame[14 + 9] == 17:  # RFC 3948: ESP after 8 bytes of UDP
+            esp += 8
+        elif frame[14 + 9] != 50:
+            continue
+        if len(frame) < esp + 8 + iv_len:
+            continue
+        spi, seq = struct.unpack("!II", frame[esp:esp + 8])
+        out.append((spi, seq, bytes(frame[esp + 8:esp + 8 + iv_len])))
+    return out
+
+
+_PB = []
+
+
+def esgw_pb2():
+    """The esgw_pb2 module generated from proto/esgw.proto (protoc, python
+    protobuf), once per run; None when either is missing."""
+    if not _PB:
+        proto_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
+        out = os.path.join(WORK_ROOT, "pb-%d" % os.getpid())
+        os.makedirs(out, exist_ok=True)
+        try:
+            run(["protoc", "--python_out", out, "-I", proto_dir,
+                 os.path.join(proto_dir, "esgw.proto")])
+            import sys
+            sys.path.insert(0, out)
+            import esgw_pb2 as pb  # noqa: E402
+            _PB.append(pb)
+        except (OSError, HarnessError, ImportError):
+            _PB.append(None)
+    return _PB[0]
+
+
+# ------------------------------------------------------ traffic and events
+
+def ping_flood(ns, seconds, interval="0.002", size=1000, src=None, dst=H2_ADDR):
+    """Pings dst (h2) from h1 (from address src) about 500 times a second for
+    `seconds` (background)."""
+    return subprocess.Popen(["ip", "netns", "exec", ns["h1"], "ping", "-q", "-i", interval,
+                             "-s", str(size), "-w", str(seconds)] +
+                            (["-I", src] if src else []) + [dst],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+class EventStream:
+    """`esgwctl --json events` in the background; lines parsed into a queue."""
+
+    def __init__(self, gw):
+        self.proc = subprocess.Popen(
+            [find_binary("esgwctl"), "--socket", gw.socket, "--json", "events"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.events = queue.Queue()
+        self.seen = []
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+
+    def _read(self):
+        for line in self.proc.stdout:
+            if line.strip():
+                self.events.put(json.loads(line))
+
+    def expect(self, match, timeout=10.0, what="event"):
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise AssertionError("no %s in %.0f s; seen: %s" % (what, timeout, self.seen))
+            try:
+                ev = self.events.get(timeout=left)
+            except queue.Empty:
+                continue
+            self.seen.append(ev)
+            if match(ev):
+                return ev
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(5)
+        return self.proc.returncode

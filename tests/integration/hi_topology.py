@@ -60,6 +60,35 @@ def configure(gw, side, alg, out_extra=(), in_extra=()):
     gw.baseline = gw.process_snapshot()
 
 
+# A second route-based tunnel t1 beside t0, so that each can sit on a crypto
+# worker of its own: 192.168.10.0/24 (behind gw1) <-> 192.168.20.0/24 (behind
+# gw2); gw1 sends with SA 11 (spi 1001) and receives with SA 21 (spi 2001).
+H1_ADDR_B, GW1_LAN_B = "192.168.10.1", "192.168.10.2"
+H2_ADDR_B, GW2_LAN_B = "192.168.20.1", "192.168.20.2"
+
+
+def second_host_addresses(ns):
+    """The hosts' addresses on t1's networks (a gateway_pair prepare step)."""
+    h.nsrun(ns["h1"], ["ip", "addr", "add", H1_ADDR_B + "/24", "dev", "h1-eth0"])
+    h.nsrun(ns["h2"], ["ip", "addr", "add", H2_ADDR_B + "/24", "dev", "h2-eth0"])
+
+
+def add_second_tunnel(gw, side, alg):
+    """t1 on gw1 or gw2 (already configured with t0), SAs with alg."""
+    if side == "gw1":
+        lan_addr, local, remote, far = GW1_LAN_B, h.GW1_WAN, h.GW2_WAN, "192.168.20.0/24"
+        out_id, out_spi, in_id, in_spi = 11, 1001, 21, 2001
+    else:
+        lan_addr, local, remote, far = GW2_LAN_B, h.GW2_WAN, h.GW1_WAN, "192.168.10.0/24"
+        out_id, out_spi, in_id, in_spi = 21, 2001, 11, 1001
+    gw.ctl("interface", "address", "add", "lan", lan_addr + "/24")
+    gw.ctl(*sa_args(out_id, out_spi, alg))
+    gw.ctl(*sa_args(in_id, in_spi, alg))
+    gw.ctl("tunnel", "add", "t1", "local", local, "remote", remote, "sa-out", out_id,
+           "sa-in", in_id)
+    gw.ctl("route", "add", far, "tunnel", "t1")
+
+
 def gateway_pair():
     """Started, unconfigured gw1 and gw2 in a fresh topology; all torn down."""
     return h.gateway_pair()

@@ -9,20 +9,23 @@ Binaries come from $ESGW_BUILD (default /work/main/build)."""
 import json
 import os
 import random
+import shutil
 import signal
 import socket
+import sys
 import struct
 import subprocess
-import sys
 import threading
 import time
 
 import pytest
 
+sys.path.insert(0, os.path.dirname(__file__))
+import esgw_harness as h  # noqa: E402
+
 BUILD = os.environ.get("ESGW_BUILD", "/work/main/build")
 CTLD = os.path.join(BUILD, "ctl", "esgw-ctld")
 ESGWCTL = os.path.join(BUILD, "ctl", "esgwctl")
-PROTO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "proto")
 
 CBC_KEY = "00112233445566778899aabbccddeeff"
 SHA1_KEY = "0102030405060708090a0b0c0d0e0f1011121314"
@@ -35,20 +38,6 @@ pytestmark = pytest.mark.skipif(
 
 
 # ---------------------------------------------------------------- helpers
-
-@pytest.fixture(scope="session")
-def pb(tmp_path_factory):
-    """esgw_pb2 generated from proto/esgw.proto (protoc + python protobuf)."""
-    out = tmp_path_factory.mktemp("pb")
-    try:
-        subprocess.run(["protoc", "--python_out", str(out), "-I", PROTO_DIR,
-                        os.path.join(PROTO_DIR, "esgw.proto")], check=True)
-        sys.path.insert(0, str(out))
-        import esgw_pb2  # noqa: E402
-    except (OSError, subprocess.CalledProcessError, ImportError) as e:
-        pytest.skip("no protoc/python protobuf: %s" % e)
-    return esgw_pb2
-
 
 def send_frame(sock, body):
     sock.sendall(struct.pack(">I", len(body)) + body)
@@ -110,9 +99,13 @@ class Ctld:
     def alive(self):
         return self.proc is not None and self.proc.poll() is None
 
-    def ctl(self, *args, env=None):
+    def ctl(self, *args, env=None, input=None):
+        """esgwctl; the keys of an `sa add` go in on standard input unless
+        input is given (then args are as they are)."""
+        if input is None:
+            args, input = h.stdin_keys(list(args))
         return subprocess.run([ESGWCTL, "--socket", self.sock, *args], capture_output=True,
-                              text=True, timeout=60, env=env)
+                              text=True, timeout=60, env=env, input=input)
 
     def ok(self, *args):
         r = self.ctl(*args)
@@ -374,6 +367,106 @@ def test_truncated_config_falls_back_to_prev(ctld):
             f.write(data)
 
 
+def test_config_files_are_private_and_never_followed(ctld, tmp_path):
+    """The configuration, .prev and .bad stay 0600 even if a file was wider
+    before; the temporary file is created anew (O_EXCL), never written
+    through a link someone left in its place."""
+    basic_config(ctld)
+    os.chmod(ctld.config, 0o644)  # e.g. copied in by hand
+    target = tmp_path / "elsewhere"
+    os.symlink(str(target), ctld.config + ".tmp")
+    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")
+    assert not target.exists(), "the save wrote through a symbolic link"
+    assert not os.path.islink(ctld.config + ".tmp")
+    for f in (ctld.config, ctld.config + ".prev"):
+        assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
+    ctld.stop()
+    os.chmod(ctld.config + ".prev", 0o644)
+    with open(ctld.config, "r+b") as f:
+        f.truncate(3)  # unusable: set aside as .bad, .prev used
+    ctld.start()
+    for f in (ctld.config, ctld.config + ".prev", ctld.config + ".bad"):
+        assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
+    assert ctld.json("show", "routes")["routes"]
+
+
+def test_run_directory_checked(tmp_path):
+    """Sockets that carry keys are made only in a directory nobody else can
+    change; their modes are 0660 (API) and 0600 (dataplane)."""
+    for mode, owner, needle in ((0o777, 0, "writable by every user"),
+                                (0o775, 0, "writable by its group"),
+                                (0o755, 65534, "belongs to uid 65534")):
+        d = Ctld(tmp_path)
+        os.chmod(d.rundir, mode)
+        os.chown(d.rundir, owner, 0)
+        d.proc = subprocess.Popen([CTLD, "--socket", d.sock, "--config", d.config,
+                                   "--rundir", d.rundir], stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, text=True)
+        out = d.proc.communicate(timeout=10)[0]
+        assert d.proc.returncode == 1 and needle in out, out
+        os.chmod(d.rundir, 0o755)
+        os.chown(d.rundir, 0, 0)
+    os.symlink(str(tmp_path / "run"), str(tmp_path / "run-link"))
+    d = Ctld(tmp_path)
+    d.rundir = str(tmp_path / "run-link")
+    d.proc = subprocess.Popen([CTLD, "--socket", d.sock, "--config", d.config, "--rundir",
+                               d.rundir], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+    out = d.proc.communicate(timeout=10)[0]
+    assert d.proc.returncode == 1 and "symbolic link" in out, out
+    d = Ctld(tmp_path).start()
+    try:
+        assert oct(os.stat(d.sock).st_mode & 0o777) == "0o660"
+    finally:
+        d.stop()
+
+
+NOBODY_DP = r"""
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(4)
+print("ready", flush=True)
+got = 0
+while True:
+    c, _ = s.accept()
+    while True:
+        data = c.recv(65536)
+        if not data:
+            break
+        got += len(data)
+        print("got %d" % got, flush=True)
+"""
+
+
+def test_keys_only_to_a_dataplane_socket_of_ours(tmp_path, pb):
+    """A process of another user listening where crypto-0's socket should be
+    gets nothing: ctld checks the peer (SO_PEERCRED) before it pushes keys."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"):
+        pytest.skip("needs root and setpriv")
+    import tempfile
+    spot = tempfile.mkdtemp(prefix="esgw-nobody-")
+    os.chmod(spot, 0o777)
+    d = Ctld(tmp_path)
+    fake = subprocess.Popen(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                             "--clear-groups", "/usr/bin/python3", "-c", NOBODY_DP,
+                             os.path.join(spot, "s")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert fake.stdout.readline().strip() == "ready"
+        os.rename(os.path.join(spot, "s"), os.path.join(d.rundir, "crypto-0.sock"))
+        d.start()
+        d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+             "salt", GCM_SALT)
+        h_wait(lambda: "is not ours" in d.logtext(), 10)
+        assert "crypto-0" in d.logtext() and "uid 65534" in d.logtext()
+    finally:
+        d.stop()
+        fake.kill()
+        out = fake.communicate(timeout=10)[0]
+        shutil.rmtree(spot, ignore_errors=True)
+    assert "got" not in out, "a DpConfig went to another user's process: " + out
+
+
 def test_garbage_config_without_prev_starts_empty(tmp_path):
     d = Ctld(tmp_path)
     os.makedirs(os.path.dirname(d.config))
@@ -406,6 +499,95 @@ def test_idle_does_not_spin(ctld):
     t0 = cpu()
     time.sleep(3)
     assert cpu() - t0 < 0.1
+
+
+# ---------------------------------------------------------------- key input
+
+def saved_keys(d, pb, sa_id):
+    with open(d.config, "rb") as f:
+        sa = next(s for s in pb.Config.FromString(f.read()).sas if s.id == sa_id)
+    return sa.crypto_key.hex(), sa.integ_key.hex(), sa.salt.hex()
+
+
+def wait_cmdline(pid, what):
+    """/proc/PID/cmdline once PID runs `what` (not the forked python yet)."""
+    deadline = time.time() + 10
+    while time.time() < deadline:
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            cmd = f.read()
+        if what.encode() in cmd:
+            return cmd
+        time.sleep(0.01)
+    raise AssertionError("pid %d never ran %s" % (pid, what))
+
+
+def test_keys_from_stdin_and_key_file(ctld, pb, tmp_path):
+    base = ["sa", "add", "40", "spi", "4000", "alg", "aes-cbc-128-sha1-96"]
+    # Standard input, one line per '-', in order; keys not on the command line
+    # while esgwctl runs (it waits for them here).
+    p = subprocess.Popen([ESGWCTL, "--socket", ctld.sock] + base +
+                         ["integ-key", "-", "crypto-key", "-"], stdin=subprocess.PIPE,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    cmd = wait_cmdline(p.pid, "esgwctl")
+    assert CBC_KEY.encode() not in cmd and SHA1_KEY.encode() not in cmd
+    out, err = p.communicate(SHA1_KEY + "\n" + CBC_KEY + "\n", timeout=30)
+    assert p.returncode == 0 and err == "", err
+    assert saved_keys(ctld, pb, 40) == (CBC_KEY, SHA1_KEY, "")
+
+    # A key file: mode 0600, the caller's; comments and blank lines allowed.
+    kf = tmp_path / "sa41.keys"
+    kf.write_text("# SA 41\ncrypto-key %s\n\nsalt %s\n" % (GCM_KEY, GCM_SALT))
+    kf.chmod(0o600)
+    r = ctld.ctl("sa", "add", "41", "spi", "4001", "alg", "aes-gcm-128", "key-file", str(kf),
+                 input="")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert saved_keys(ctld, pb, 41) == (GCM_KEY, "", GCM_SALT)
+
+    before = ctld.ok("--json", "show", "config")
+    for mode, needle in ((0o644, "mode 0644"), (0o640, "mode 0640"), (0o604, "mode 0604")):
+        kf.chmod(mode)
+        r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file",
+                     str(kf), input="")
+        assert r.returncode == 2 and needle in r.stderr and "refused" in r.stderr, r.stderr
+    kf.chmod(0o600)
+    os.chown(str(kf), 65534, 65534)  # nobody's file: not ours, not root's
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file", str(kf),
+                 input="")
+    assert r.returncode == 2 and "owned by uid 65534" in r.stderr, r.stderr
+    os.chown(str(kf), 0, 0)
+    link = tmp_path / "link.keys"
+    link.symlink_to(kf)
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file", str(link),
+                 input="")
+    assert r.returncode == 2 and "key-file" in r.stderr, r.stderr
+    # A bad line is named by number, never shown (it may be a key).
+    kf.write_text("crypto-key %s\nsalt: %s\n" % (GCM_KEY, GCM_SALT))
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "key-file", str(kf),
+                 input="")
+    assert r.returncode == 2 and "line 2" in r.stderr and GCM_SALT not in r.stderr, r.stderr
+    r = ctld.ctl("sa", "add", "42", "spi", "4002", "alg", "aes-gcm-128", "crypto-key", "-",
+                 "salt", "-", input=GCM_KEY + "\n")
+    assert r.returncode == 2 and "no line on standard input" in r.stderr, r.stderr
+    assert ctld.ok("--json", "show", "config") == before
+
+    # On the command line: still accepted, with a warning, and wiped from
+    # the argument memory as soon as it is read (here while esgwctl waits
+    # for the salt on standard input).
+    p = subprocess.Popen([ESGWCTL, "--socket", ctld.sock, "sa", "add", "43", "spi", "4003",
+                          "alg", "aes-gcm-128", "crypto-key", GCM_KEY, "salt", "-"],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    wait_cmdline(p.pid, "esgwctl")
+    err_line = p.stderr.readline()
+    assert "warning" in err_line and "visible" in err_line, err_line
+
+    def wiped():
+        with open("/proc/%d/cmdline" % p.pid, "rb") as f:
+            return GCM_KEY.encode() not in f.read()
+    h_wait(wiped, 5)  # esgwctl now waits for the salt: the key is gone
+    out, err = p.communicate(GCM_SALT + "\n", timeout=30)
+    assert p.returncode == 0, err
+    assert saved_keys(ctld, pb, 43) == (GCM_KEY, "", GCM_SALT)
 
 
 # ---------------------------------------------------------------- raw socket
@@ -513,6 +695,80 @@ def test_many_clients_at_once(ctld, pb):
         s.close()
 
 
+def test_client_that_never_reads_cannot_stall_others(ctld, pb):
+    """One client floods requests and never reads a reply: ctld neither blocks
+    on it nor lets it hold the others up (each other request is answered
+    within 1 s while the flood runs), and disconnects it once its queued
+    replies pass the bound."""
+    basic_config(ctld)
+    body = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_CONFIG)) \
+        .SerializeToString()
+    burst = (struct.pack(">I", len(body)) + body) * 200
+    flood = socket.socket(socket.AF_UNIX)
+    flood.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    flood.connect(ctld.sock)
+    sent = [0]
+    ended = threading.Event()
+
+    def pump():
+        try:
+            while True:
+                flood.sendall(burst)
+                sent[0] += 200
+        except OSError:
+            pass  # disconnected by ctld
+        finally:
+            ended.set()
+
+    threading.Thread(target=pump, daemon=True).start()
+    h_wait(lambda: sent[0] >= 1000, 10)
+    other = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_WORKERS)) \
+        .SerializeToString()
+    answered = 0
+    while not ended.is_set() or answered < 20:
+        s = socket.socket(socket.AF_UNIX)
+        s.settimeout(1.0)  # the acceptance bound: answered within 1 s
+        s.connect(ctld.sock)
+        send_frame(s, other)
+        assert pb.Response.FromString(recv_frame(s)).status == pb.STATUS_OK
+        s.close()
+        answered += 1
+        assert answered < 10000, "the flooding client was never disconnected"
+    assert ended.wait(30), "the flooding client was never disconnected"
+    print("flood: %d requests sent before the disconnect; %d other requests answered"
+          % (sent[0], answered))
+    assert "does not read its replies" in ctld.logtext()
+    flood.close()
+    assert ctld.alive()
+
+
+def test_idle_clients_time_out(tmp_path, pb):
+    d = Ctld(tmp_path).start(extra=("--idle-timeout", "0.5"))
+    try:
+        silent = socket.socket(socket.AF_UNIX)
+        silent.settimeout(10)
+        silent.connect(d.sock)
+        half = socket.socket(socket.AF_UNIX)
+        half.settimeout(10)
+        half.connect(d.sock)
+        half.sendall(struct.pack(">I", 100) + b"x" * 10)  # a frame never finished
+        sub = socket.socket(socket.AF_UNIX)
+        sub.settimeout(10)
+        sub.connect(d.sock)
+        send_frame(sub, pb.Request(version=1, events_subscribe=pb.EventsSubscribe())
+                   .SerializeToString())
+        assert pb.Response.FromString(recv_frame(sub)).status == pb.STATUS_OK
+        assert silent.recv(10) == b"" and half.recv(10) == b""  # closed by ctld
+        # A subscriber waits for events: it is not idle. It still gets them.
+        d.ok("interface", "add", "wan", "net_af_packet0,iface=hb-wan")
+        ev = pb.Response.FromString(recv_frame(sub))
+        assert ev.event.kind == pb.EVENT_KIND_INTERFACE_ADDED and ev.event.name == "wan"
+        for s in (silent, half, sub):
+            s.close()
+    finally:
+        d.stop()
+
+
 def test_keys_never_logged(ctld):
     basic_config(ctld)
     ctld.ctl("sa", "add", "10", "spi", "7777", "alg", "aes-gcm-128", "crypto-key",
@@ -528,11 +784,14 @@ class FakeDp:
     """Listens on <rundir>/<name>.sock like a dataplane process: records every
     DpConfig, answers DpStats with canned values."""
 
-    def __init__(self, pb, rundir, name, stats=None):
+    def __init__(self, pb, rundir, name, stats=None, on_limits=None):
         self.pb = pb
         self.path = os.path.join(rundir, name + ".sock")
         self.name = name
         self.configs = []
+        # DpSeqLimits received, each with what on_limits() said right then.
+        self.limits = []
+        self.on_limits = on_limits
         self.stats = stats
         self.refuse = False
         self.conns = []
@@ -570,6 +829,10 @@ class FakeDp:
                     if self.refuse:
                         resp.status = pb.STATUS_INVALID_ARGUMENT
                         resp.error = "refused by test"
+                elif req.WhichOneof("body") == "seq_limits":
+                    seen = self.on_limits() if self.on_limits else None
+                    with self.lock:
+                        self.limits.append((req.seq_limits, seen))
                 elif self.stats is not None:
                     resp.stats.CopyFrom(self.stats)
                     if self.configs:
@@ -698,6 +961,67 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         d.stop()
         for f in fakes.values():
             f.close()
+
+
+def test_fake_worker_sequence_reservation(tmp_path, pb):
+    """What ctld pushes a crypto worker for its sequence numbers: the first
+    runtime starts at 0 below a floor saved with the sa add; a floor is raised
+    (saved first, then pushed as a limit) when the worker comes within half
+    a reserve; every later DpSa starts at the saved floor; the AEAD IV mask is
+    drawn once and never changes, across pushes and a ctld restart."""
+    d = Ctld(tmp_path)
+
+    def saved_floor():
+        with open(d.config, "rb") as f:
+            return {s.id: s.seq_out_floor for s in pb.Config.FromString(f.read()).sas}
+
+    stats = pb.DpStats(role="crypto", worker=0, pid=4343,
+                       sas=[pb.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
+    worker = FakeDp(pb, d.rundir, "crypto-0", stats, on_limits=saved_floor)
+    d.start(extra=("--seq-reserve", "100"))
+    try:
+        d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+             "salt", GCM_SALT, "worker", "0")
+        first = worker.wait_config(lambda c: len(c.sas) == 1).sas[0]
+        assert first.seq_out_start == 0 and first.seq_limit == 100 and first.iv_mask != 0
+        assert saved_floor()[10] == 100
+        # The worker nears its limit: ctld saves 60 + 100, then pushes it.
+        stats.sas[0].seq_out = 60
+
+        def raised():
+            with worker.lock:
+                return [(m, seen) for m, seen in worker.limits
+                        if m.limits and m.limits[0].seq_limit == 160]
+        msg, seen = h_wait(raised, 5)[0]
+        lim = msg.limits[0]
+        assert (lim.slot, lim.spi, lim.instance) == (0, 1000, first.instance)
+        assert seen[10] >= 160, "limit %d pushed before it was on disk (%s)" % (
+            lim.seq_limit, seen)
+        stats.sas[0].seq_out_max = 159  # the worker took it: nothing more to send
+        d.ok("interface", "add", "wan", "net_af_packet0,iface=hb-wan")  # any change
+        again = worker.wait_config(lambda c: c.sas and c.sas[0].seq_limit == 160).sas[0]
+        # A runtime made from this push follows one that may have used up to
+        # the floor: it starts there.
+        assert again.seq_out_start == 160 and again.iv_mask == first.iv_mask
+        d.stop()
+        n = len(worker.configs)
+        d.start(extra=("--seq-reserve", "100"))
+        after = worker.wait_config(lambda c: len(worker.configs) > n and len(c.sas) == 1).sas[0]
+        assert after.iv_mask == first.iv_mask and after.instance == first.instance
+        assert after.seq_out_start >= 160 and after.seq_limit >= 160
+    finally:
+        d.stop()
+        worker.close()
+
+
+def h_wait(pred, timeout):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = pred()
+        if v:
+            return v
+        time.sleep(0.05)
+    raise AssertionError("condition not met in %.0f s" % timeout)
 
 
 # ---------------------------------------------------------------- standalone supervision
@@ -839,6 +1163,65 @@ def test_standalone_supervision_with_fake_processes(tmp_path, pb):
         assert not os.path.exists("/proc/%d" % pid) or \
             open("/proc/%d/stat" % pid).read().split()[2] == "Z"
     assert not os.path.exists(d.sock)
+
+
+def test_refused_peer_is_closed_at_once(tmp_path, pb):
+    """A peer that fails the credential check gets PERMISSION_DENIED and the
+    connection is closed right away: it holds no client slot."""
+    if os.geteuid() != 0 or not os.path.exists("/usr/bin/setpriv"):
+        pytest.skip("needs root and setpriv")
+    # Reachable for nobody: only the credential check stands in its way.
+    import tempfile
+    open_dir = tempfile.mkdtemp(prefix="esgw-refuse-")
+    os.chmod(open_dir, 0o755)
+    ctld = Ctld(tmp_path)
+    ctld.sock = os.path.join(open_dir, "ctl.sock")
+    ctld.start()
+    try:
+        os.chmod(ctld.sock, 0o666)
+        refused_many_times(ctld, pb)
+        if os.access(ESGWCTL, os.X_OK, effective_ids=False):
+            # esgwctl says why, whether its request went out before the close or not.
+            for _ in range(10):
+                r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                                    "--clear-groups", ESGWCTL, "--socket", ctld.sock, "show",
+                                    "sa"], capture_output=True, text=True, timeout=20)
+                assert r.returncode == 1 and "permission denied" in r.stderr, r.stderr
+    finally:
+        ctld.stop()
+        shutil.rmtree(open_dir, ignore_errors=True)
+
+
+def refused_many_times(ctld, pb):
+    client = r"""
+import socket, struct, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(5)
+s.connect(sys.argv[1])
+body = bytes.fromhex(sys.argv[2])
+try:
+    s.sendall(struct.pack(">I", len(body)) + body)
+except OSError:
+    pass
+data = b""
+while True:
+    chunk = s.recv(4096)
+    if not chunk:
+        break
+    data += chunk
+sys.stdout.write(data.hex())
+"""
+    body = pb.Request(version=1, show=pb.ShowRequest(what=pb.ShowRequest.WHAT_SAS))
+    for _ in range(80):  # more than the 64 client slots
+        r = subprocess.run(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                            "--clear-groups", "/usr/bin/python3", "-c", client, ctld.sock,
+                            body.SerializeToString().hex()],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode == 0, r.stderr  # EOF came (no 5 s timeout)
+        data = bytes.fromhex(r.stdout)
+        resp = pb.Response.FromString(data[4:])
+        assert resp.status == pb.STATUS_PERMISSION_DENIED, resp
+    ctld.ok("show", "sa")  # the slots are all free
 
 
 def test_unprivileged_user_is_refused(ctld):

@@ -14,11 +14,9 @@ Namespaces and DPDK prefixes start with "hh"; everything is removed after.
 
 import json
 import os
-import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 
 import pytest
@@ -46,16 +44,12 @@ def dataplane(gw):
     return {p["name"]: p for p in doc["processes"]}
 
 
-def ping_flood(ns, seconds, interval="0.002", size=1000):
-    """Pings h2 from h1 about 500 times a second for `seconds` (background)."""
-    return subprocess.Popen(["ip", "netns", "exec", ns["h1"], "ping", "-q", "-i", interval,
-                             "-s", str(size), "-w", str(seconds), h.H2_ADDR],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
 
 
 def test_show_dataplane_rates_under_traffic(pair):
     gw = pair["gw1"]
-    flood = ping_flood(pair["ns"], 5)
+    flood = h.ping_flood(pair["ns"], 5)
     try:
         time.sleep(2.6)  # two samples of ctld's 1 s timer inside the flood
         procs = dataplane(gw)
@@ -135,47 +129,6 @@ def test_monitor_human_redraws(pair):
     assert out.count("\033[2J") >= 2 and "PROCESS" in out, out
 
 
-class EventStream:
-    """`esgwctl --json events` in the background; lines parsed into a queue."""
-
-    def __init__(self, gw):
-        self.proc = subprocess.Popen(esgwctl(gw, "--json", "events"), stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
-        self.events = queue.Queue()
-        self.seen = []
-        self.reader = threading.Thread(target=self._read, daemon=True)
-        self.reader.start()
-
-    def _read(self):
-        for line in self.proc.stdout:
-            if line.strip():
-                self.events.put(json.loads(line))
-
-    def expect(self, match, timeout=10.0, what="event"):
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise AssertionError("no %s in %.0f s; seen: %s" % (what, timeout, self.seen))
-            try:
-                ev = self.events.get(timeout=left)
-            except queue.Empty:
-                continue
-            self.seen.append(ev)
-            if match(ev):
-                return ev
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-        try:
-            self.proc.wait(10)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(5)
-        return self.proc.returncode
-
-
 def worker_pid(gw, worker=0):
     for p in gw.ctl("show", "stats")["processes"]:
         if p["role"] == "crypto" and p["worker"] == worker:
@@ -185,7 +138,7 @@ def worker_pid(gw, worker=0):
 
 def test_events_stream(pair):
     gw = pair["gw1"]
-    stream = EventStream(gw)
+    stream = h.EventStream(gw)
     try:
         time.sleep(1.0)  # subscribed (nothing is replayed from before)
         assert stream.proc.poll() is None, stream.proc.stderr.read()

@@ -99,3 +99,15 @@ def test_rxtx_crash_restarts_dataplane_and_tunnel_resumes(pair):
     assert pair["gw2"].sa(h.SA_ID_GW1_OUT)["drops"]["replay"] == 0
     stats = gw1.ctl("show", "stats")["processes"]
     assert next(p for p in stats if p["role"] == "rxtx")["restarts"] >= 1
+
+
+def test_sockets_and_files_private(pair):
+    """Every dataplane control socket (keys go through crypto-N's) is 0600,
+    the API socket 0660, the configuration 0600."""
+    gw1 = pair["gw1"]
+    socks = sorted(f for f in os.listdir(gw1.rundir) if f.endswith(".sock"))
+    assert {"rxtx.sock", "router.sock", "crypto-0.sock"} <= set(socks), socks
+    for f in socks:
+        assert oct(os.stat(os.path.join(gw1.rundir, f)).st_mode & 0o777) == "0o600", f
+    assert oct(os.stat(gw1.socket).st_mode & 0o777) == "0o660"
+    assert oct(os.stat(gw1.config).st_mode & 0o777) == "0o600"

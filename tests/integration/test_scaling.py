@@ -12,11 +12,8 @@ can sit on its own worker. The streams run as separate processes (true
 parallelism on two cores); a receiver counts lost, reordered and duplicated
 sequence numbers and the longest silence."""
 
-import json
 import os
 import signal
-import struct
-import subprocess
 import sys
 import time
 
@@ -24,141 +21,11 @@ import pytest
 
 sys.path.insert(0, os.path.dirname(__file__))
 import esgw_harness as h  # noqa: E402
+import hi_topology as hi  # noqa: E402
 
 ALG = "aes-gcm-128"
 RATE = 2000  # packets per second per stream: modest, two gateways share 2 cores
-H1_ADDR_B, GW1_LAN_B = "192.168.10.1", "192.168.10.2"
-H2_ADDR_B, GW2_LAN_B = "192.168.20.1", "192.168.20.2"
-# t1's SAs: gw1 sends with SA 11 (spi 1001), receives with SA 21 (spi 2001).
-T1_KEYS = {1001: ("00112233445566778899aabbccddeeff", "01020304"),
-           2001: ("ffeeddccbbaa99887766554433221100", "04030201")}
 PORT = 7000
-
-STREAM = r'''
-import json, signal, socket, struct, sys, time
-stop = []
-signal.signal(signal.SIGTERM, lambda *a: stop.append(1))
-mode = sys.argv[1]
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-if mode == "send":
-    src, dst, port, rate = sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5])
-    s.bind((src, 0))
-    seq = errors = 0
-    pad = b"x" * 100
-    print("ready", flush=True)
-    start = time.monotonic()
-    while not stop:
-        due = int((time.monotonic() - start) * rate)
-        while seq < due:
-            try:
-                s.sendto(struct.pack("!Q", seq) + pad, (dst, port))
-            except OSError:
-                errors += 1  # never sent: the receiver is told by "sent"
-                continue
-            seq += 1
-        time.sleep(0.001)
-    print(json.dumps({"sent": seq, "send_errors": errors}), flush=True)
-else:
-    addr, port = sys.argv[2], int(sys.argv[3])
-    # FORCE: past net.core.rmem_max, so a receiver the scheduler leaves out
-    # for a moment (two cores, two gateways) does not lose what the tunnel
-    # delivered.
-    s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE
-    s.bind((addr, port))
-    s.settimeout(0.1)
-    seen = set()
-    top = -1
-    reordered = duplicates = 0
-    last = None
-    gap = 0.0
-    gap_after = -1
-    print("ready", flush=True)
-    while not stop:
-        try:
-            data = s.recv(2048)
-        except socket.timeout:
-            continue
-        now = time.monotonic()
-        seq = struct.unpack("!Q", data[:8])[0]
-        if seq in seen:
-            duplicates += 1
-            continue
-        seen.add(seq)
-        if seq < top:
-            reordered += 1
-        else:
-            top = seq
-        if last is not None and now - last > gap:
-            gap, gap_after = now - last, seq
-        last = now
-    snmp = [l.split() for l in open("/proc/net/snmp") if l.startswith("Udp:")]
-    udp = dict(zip(snmp[0][1:], map(int, snmp[1][1:])))
-    print(json.dumps({"received": len(seen), "top": top, "reordered": reordered,
-                      "rcvbuf_errors": udp.get("RcvbufErrors", 0),
-                      "duplicates": duplicates, "max_gap": gap, "gap_at": gap_after}),
-          flush=True)
-'''
-
-
-class Stream:
-    """A paced sequence-numbered UDP stream src -> dst (receiver started first)."""
-
-    def __init__(self, name, src_ns, src, dst_ns, dst, port):
-        self.name = name
-        self.recv = self._spawn(dst_ns, ["recv", dst, str(port)])
-        self.send = self._spawn(src_ns, ["send", src, dst, str(port), str(RATE)])
-        self.result = None
-
-    @staticmethod
-    def _spawn(ns, args):
-        p = subprocess.Popen(["ip", "netns", "exec", ns, "/usr/bin/python3", "-c", STREAM] + args,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        line = p.stdout.readline()
-        if line.strip() != "ready":
-            p.kill()
-            raise h.HarnessError("stream process did not start: %s %s" % (line, p.stderr.read()))
-        return p
-
-    @staticmethod
-    def _finish(p):
-        p.send_signal(signal.SIGTERM)
-        out, err = p.communicate(timeout=20)
-        lines = [l for l in out.splitlines() if l.startswith("{")]
-        if not lines:
-            raise h.HarnessError("stream process said nothing: %s" % err)
-        return json.loads(lines[-1])
-
-    def stop(self, drain=1.5):
-        sent = self._finish(self.send)
-        time.sleep(drain)  # what is still in flight arrives
-        got = self._finish(self.recv)
-        got.update(sent)
-        got["lost"] = got["sent"] - got["received"]
-        got["name"] = self.name
-        self.result = got
-        print("stream %s: %s" % (self.name, json.dumps(got)))
-        return got
-
-    def kill(self):
-        for p in (self.send, self.recv):
-            if p.poll() is None:
-                p.kill()
-                p.wait()
-
-
-def sa_args(sa_id, spi, worker=None):
-    key, salt = T1_KEYS[spi]
-    args = ["sa", "add", sa_id, "spi", spi, "alg", ALG, "crypto-key", key, "salt", salt]
-    return args + (["worker", worker] if worker is not None else [])
-
-
-def add_second_tunnel(gw, lan_addr, local, remote, remote_lan, sa_out, spi_out, sa_in, spi_in):
-    gw.ctl("interface", "address", "add", "lan", lan_addr)
-    gw.ctl(*sa_args(sa_out, spi_out))
-    gw.ctl(*sa_args(sa_in, spi_in))
-    gw.ctl("tunnel", "add", "t1", "local", local, "remote", remote,
-           "sa-out", sa_out, "sa-in", sa_in)
-    gw.ctl("route", "add", remote_lan, "tunnel", "t1")
 
 
 def placement(gw):
@@ -173,43 +40,29 @@ def worker_drops(gw, name):
     return sum(w["drops"].get(name, 0) for w in gw.ctl("show", "workers")["workers"])
 
 
-def wait_workers_running(gw, count, timeout=30):
-    def ok():
-        ws = gw.ctl("show", "workers")["workers"]
-        procs = [p for p in gw.ctl("show", "stats")["processes"] if p["role"] == "crypto"]
-        return len(ws) == count and len(procs) == count and \
-            all(p["state"] == "running" for p in procs)
-    h.wait_for(ok, timeout, 0.2, "%s: %d crypto workers running" % (gw.name, count))
-
-
 @pytest.fixture(scope="module")
 def pair():
     h.require_root_and_binaries()
 
-    def second_host_addresses(ns):
-        h.nsrun(ns["h1"], ["ip", "addr", "add", H1_ADDR_B + "/24", "dev", "h1-eth0"])
-        h.nsrun(ns["h2"], ["ip", "addr", "add", H2_ADDR_B + "/24", "dev", "h2-eth0"])
-
-    with h.gateway_pair(workers=2, prepare=second_host_addresses) as (ns, gw1, gw2):
+    with h.gateway_pair(workers=2, prepare=hi.second_host_addresses) as (ns, gw1, gw2):
         h.configure_gw1(gw1, ALG)
         h.configure_gw2(gw2, ALG)
-        add_second_tunnel(gw1, GW1_LAN_B + "/24", h.GW1_WAN, h.GW2_WAN, "192.168.20.0/24",
-                          11, 1001, 21, 2001)
-        add_second_tunnel(gw2, GW2_LAN_B + "/24", h.GW2_WAN, h.GW1_WAN, "192.168.10.0/24",
-                          21, 2001, 11, 1001)
+        hi.add_second_tunnel(gw1, "gw1", ALG)
+        hi.add_second_tunnel(gw2, "gw2", ALG)
         for gw in (gw1, gw2):
             gw.wait_running()
         h.ping_until_ok(ns["h1"], h.H2_ADDR)
         h.ping_until_ok(ns["h2"], h.H1_ADDR)
-        h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", H1_ADDR_B, H2_ADDR_B], check=False)
-        h.ping_until_ok(ns["h1"], H2_ADDR_B)
+        h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", hi.H1_ADDR_B, hi.H2_ADDR_B],
+                check=False)
+        h.ping_until_ok(ns["h1"], hi.H2_ADDR_B)
         yield {"ns": ns, "gw1": gw1, "gw2": gw2}
 
 
 def streams_t0(ns):
     """h1 -> h2 and h2 -> h1 through t0: both SAs of each gateway carry one."""
-    return [Stream("h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT),
-            Stream("h2->h1", ns["h2"], h.H2_ADDR, ns["h1"], h.H1_ADDR, PORT + 1)]
+    return [h.Stream("h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT, RATE),
+            h.Stream("h2->h1", ns["h2"], h.H2_ADDR, ns["h1"], h.H1_ADDR, PORT + 1, RATE)]
 
 
 def stop_all(streams):
@@ -272,67 +125,41 @@ def test_sa_moves_lose_and_reorder_nothing(pair):
 def test_workers_set_1_2_1_under_traffic(pair):
     gw1 = pair["gw1"]
     gw1.ctl("workers", "set", 1)
-    wait_workers_running(gw1, 1)
+    gw1.wait_workers_running(1)
     assert set(placement(gw1).values()) == {0}
     streams = streams_t0(pair["ns"])
     try:
         time.sleep(0.5)
         for _ in range(2):
             gw1.ctl("workers", "set", 2)
-            wait_workers_running(gw1, 2)
+            gw1.wait_workers_running(2)
             # Give the new worker traffic so that scaling down has to move it.
             move(gw1, 10, 1)
             move(gw1, 20, 1)
             time.sleep(0.5)
             gw1.ctl("workers", "set", 1)
             assert set(placement(gw1).values()) == {0}
-            wait_workers_running(gw1, 1)
+            gw1.wait_workers_running(1)
             time.sleep(0.3)
     finally:
         results = stop_all(streams)
         report_drops(gw1, pair["gw2"])
     assert_clean(results)
     gw1.ctl("workers", "set", 2)
-    wait_workers_running(gw1, 2)
-
-
-def read_esp(path):
-    """[(spi, seq)] of the ESP packets in a pcap file (Ethernet, IPv4)."""
-    out = []
-    with open(path, "rb") as f:
-        data = f.read()
-    magic = struct.unpack("<I", data[:4])[0]
-    endian = "<" if magic in (0xa1b2c3d4, 0xa1b23c4d) else ">"
-    off = 24
-    while off + 16 <= len(data):
-        incl = struct.unpack(endian + "I", data[off + 8:off + 12])[0]
-        frame = data[off + 16:off + 16 + incl]
-        off += 16 + incl
-        if len(frame) < 14 + 20 + 8 or frame[12:14] != b"\x08\x00" or frame[14 + 9] != 50:
-            continue
-        ihl = (frame[14] & 0x0f) * 4
-        spi, seq = struct.unpack("!II", frame[14 + ihl:14 + ihl + 8])
-        out.append((spi, seq))
-    return out
+    gw1.wait_workers_running(2)
 
 
 def test_worker_kill_other_tunnel_unaffected(pair, tmp_path):
     gw1, ns = pair["gw1"], pair["ns"]
     gw1.ctl("workers", "set", 2)  # whatever the test before left
-    wait_workers_running(gw1, 2)
+    gw1.wait_workers_running(2)
     for sa_id, worker in ((10, 0), (20, 0), (11, 1), (21, 1)):
         move(gw1, sa_id, worker)
     victim = [w for w in gw1.ctl("show", "workers")["workers"] if w["id"] == 1][0]
     assert sorted(victim["sas"]) == [11, 21]
-    pcap = str(tmp_path / "wan.pcap")
-    os.chmod(str(tmp_path), 0o777)
-    cap = subprocess.Popen(["ip", "netns", "exec", ns["gw2"], "tcpdump", "-i", "gw2-wan", "-p",
-                            "-n", "-U", "-s", "96", "-Q", "in", "-w", pcap, "esp"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    line = cap.stderr.readline()
-    assert "listening" in line, line
-    streams = [Stream("t0 h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT + 2),
-               Stream("t1 h1->h2", ns["h1"], H1_ADDR_B, ns["h2"], H2_ADDR_B, PORT + 3)]
+    cap = h.Capture(ns["gw2"], "gw2-wan", str(tmp_path / "wan.pcap"), snaplen=96, bpf="esp")
+    streams = [h.Stream("t0 h1->h2", ns["h1"], h.H1_ADDR, ns["h2"], h.H2_ADDR, PORT + 2, RATE),
+               h.Stream("t1 h1->h2", ns["h1"], hi.H1_ADDR_B, ns["h2"], hi.H2_ADDR_B, PORT + 3, RATE)]
     try:
         time.sleep(1.0)
         killed_at = time.monotonic()
@@ -345,15 +172,13 @@ def test_worker_kill_other_tunnel_unaffected(pair, tmp_path):
         time.sleep(3.0)
     finally:
         results = stop_all(streams)
-        time.sleep(0.5)
-        cap.send_signal(signal.SIGINT)
-        cap.wait(10)
+        cap.stop(parse=False)
     t0, t1 = results
     print("t1 recovery: longest silence %.2f s" % t1["max_gap"])
     assert t0["lost"] == 0 and t0["reordered"] == 0 and t0["duplicates"] == 0, t0
     assert t1["received"] > 0 and t1["max_gap"] < 5.0, t1
     assert t1["top"] == t1["sent"] - 1 or t1["top"] >= t1["sent"] - RATE, t1  # flowing at the end
-    pairs = read_esp(pcap)
+    pairs = [(spi, seq) for spi, seq, _ in h.esp_headers(cap.path)]
     assert len(pairs) > 1000
     seen, twice = set(), []
     for p in pairs:

@@ -11,6 +11,33 @@
 #include "esgw.pb-c.h"
 #include "framing.h"
 
+/* free() of this executable (the framing code is linked into it) so that a
+ * test can look at a block as it is given back: glibc's own calls go to
+ * __libc_free directly. */
+void __libc_free(void *p);
+static const uint8_t *watched_block;
+static size_t watched_len;
+static int watched_freed_clean = -1; /* -1: not freed yet, 0: dirty, 1: all zero */
+
+void free(void *p)
+{
+	if (p != NULL && p == watched_block) {
+		watched_freed_clean = 1;
+		for (size_t i = 0; i < watched_len; i++)
+			if (watched_block[i] != 0)
+				watched_freed_clean = 0;
+		watched_block = NULL;
+	}
+	__libc_free(p);
+}
+
+static void watch(const uint8_t *block, size_t len)
+{
+	watched_block = block;
+	watched_len = len;
+	watched_freed_clean = -1;
+}
+
 static void put_len(uint8_t *p, uint32_t n)
 {
 	p[0] = (uint8_t)(n >> 24);
@@ -139,8 +166,49 @@ static void test_garbage_unpack(void)
 	}
 }
 
+/* Key bytes never stay behind: not in a block the buffer outgrew, not behind
+ * the frames left after a consume, not in a reset or freed buffer. */
+static void test_wiped_behind(void)
+{
+	struct esgw_frame_buf fb = {0};
+	uint8_t wire[4 + 3000], big[6000];
+	const uint8_t *msg;
+	size_t len, old_len;
+
+	put_len(wire, 3000);
+	memset(wire + 4, 0xaa, 3000);
+	memset(big, 0xbb, sizeof(big));
+	esgw_frame_feed(&fb, wire, sizeof(wire)); /* 4096 bytes of buffer */
+	watch(fb.data, fb.cap);
+	esgw_frame_feed(&fb, big, sizeof(big)); /* grows: the old block goes back */
+	CHECK(watched_freed_clean == 1, "outgrown block freed unwiped (%d)", watched_freed_clean);
+	CHECK(esgw_frame_next(&fb, &msg, &len) == ESGW_FRAME_READY && len == 3000, "frame");
+	old_len = fb.len;
+	esgw_frame_consume(&fb);
+	CHECK(fb.len == old_len - 3004, "consumed %zu", fb.len);
+	for (size_t i = fb.len; i < old_len; i++) {
+		if (fb.data[i] != 0) {
+			CHECK(fb.data[i] == 0, "byte %zu behind the buffered data not wiped", i);
+			break;
+		}
+	}
+	esgw_frame_reset(&fb);
+	CHECK(fb.len == 0, "reset");
+	for (size_t i = 0; i < old_len; i++) {
+		if (fb.data[i] != 0) {
+			CHECK(fb.data[i] == 0, "byte %zu not wiped by reset", i);
+			break;
+		}
+	}
+	esgw_frame_feed(&fb, big, 100);
+	watch(fb.data, fb.cap);
+	esgw_frame_free(&fb);
+	CHECK(watched_freed_clean == 1, "freed buffer not wiped (%d)", watched_freed_clean);
+}
+
 int main(void)
 {
+	test_wiped_behind();
 	test_decoder_split();
 	test_decoder_oversized();
 	test_socket_roundtrip();
