@@ -9,6 +9,8 @@
 #include <rte_ether.h>
 #include <rte_mempool.h>
 
+#include "esp_tx.h"
+#include "proc_stats.h"
 #include "sizes.h"
 
 #define BENCH_BURST 32
@@ -37,8 +39,21 @@ struct bench {
 	/* Host addresses (network byte order) the generator answers ARP for. */
 	uint32_t addr_a, addr_b;
 	uint32_t gateway_a;          /* next hop on port A, resolved by ARP */
+	uint32_t inner_src;          /* source of the generated packets (addr_a unless ESP) */
 	uint32_t dst[BENCH_MAX_DST]; /* destinations of the generated packets, in turn */
 	unsigned int nb_dst;
+	/* Port A sends ESP from addr_a to gateway_a carrying the packets
+	 * (--esp-tx), instead of the packets themselves. */
+	struct esp_tx *esp_tx;
+	/* Port B counts ESP frames of the length the gateway must make of the
+	 * trial's packets (--expect-esp), instead of the packets themselves. */
+	int expect_esp;
+	enum bench_alg expect_alg;
+	uint32_t expect_spi; /* network byte order; 0: any */
+	unsigned int expect_len[BENCH_MAX_PATTERN], nb_expect_len;
+	/* Processes whose CPU time and context switches each trial reports. */
+	struct proc_watch watch[BENCH_MAX_WATCH];
+	unsigned int nb_watch;
 	struct rte_ether_addr mac_a, mac_b, gateway_mac;
 	int gateway_mac_known;
 	uint16_t trial_id;
@@ -50,9 +65,15 @@ struct trial_result {
 	double rate_asked; /* packets per second, 0 = as fast as the port takes them */
 	double seconds;    /* of transmission */
 	uint64_t sent, tx_refused, received, foreign, reordered;
+	uint64_t wrong_length; /* --expect-esp: ESP of the SA, but not the length due */
 	double offered_pps, delivered_pps, loss_pct;
 	double latency_p50_us, latency_p99_us, latency_max_us;
 	uint64_t latency_samples;
+	/* The watched processes over the transmission: the samples at its start
+	 * and end, and the packets received in between. */
+	struct proc_sample proc_before[BENCH_MAX_WATCH], proc_after[BENCH_MAX_WATCH];
+	uint64_t proc_packets;
+	int failed; /* the generator could not make its packets (ESP) */
 };
 
 int bench_ports_start(struct bench *b, double connect_timeout);

@@ -1,16 +1,27 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """CPU time of a gateway's processes, from /proc: `snapshot OUT PREFIX...`
-records utime+stime (all threads) of every process started with
-`--file-prefix PREFIX` (esgw-ctld and the dataplane it runs); `diff A B`
-prints, per prefix and per process, the share of one CPU used between the two
-snapshots as JSON. Used for the idle cost at rest and the cost at load."""
+records the CPU time of every process started with `--file-prefix PREFIX`
+(esgw-ctld and the dataplane it runs, or ipsec-secgw): utime + stime to the
+nanosecond, the scheduler's run time summed over its threads
+(/proc/PID/task/TID/schedstat); `diff A B` prints, per prefix and per
+process, the share of one CPU used between the two snapshots as JSON. Used
+for the cost at rest."""
 import json
 import os
 import sys
 import time
 
-HZ = os.sysconf("SC_CLK_TCK")
+
+def run_ns(pid):
+    """Nanoseconds on a CPU of all the process's threads."""
+    total = 0
+    for tid in os.listdir("/proc/%s/task" % pid):
+        try:
+            total += int(open("/proc/%s/task/%s/schedstat" % (pid, tid)).read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that just ended
+    return total
 
 
 def processes(prefixes):
@@ -20,25 +31,24 @@ def processes(prefixes):
             continue
         try:
             argv = open("/proc/%s/cmdline" % pid, "rb").read().split(b"\0")
-            stat = open("/proc/%s/stat" % pid).read()
         except OSError:
             continue
         argv = [a.decode(errors="replace") for a in argv if a]
         for i, a in enumerate(argv[:-1]):
             if a == "--file-prefix" and argv[i + 1] in prefixes:
-                fields = stat.rsplit(")", 1)[1].split()
                 role = os.path.basename(argv[0])
                 if "--worker" in argv:
                     role += "-" + argv[argv.index("--worker") + 1]
-                out[pid] = {"prefix": argv[i + 1], "role": role,
-                            "ticks": int(fields[11]) + int(fields[12])}
+                try:
+                    out[pid] = {"prefix": argv[i + 1], "role": role, "run_ns": run_ns(pid)}
+                except OSError:
+                    pass  # ended meanwhile
                 break
     return out
 
 
 def snapshot(path, prefixes):
-    json.dump({"time": time.monotonic(), "hz": HZ, "procs": processes(set(prefixes))},
-              open(path, "w"))
+    json.dump({"time": time.monotonic(), "procs": processes(set(prefixes))}, open(path, "w"))
 
 
 def diff(a_path, b_path):
@@ -49,7 +59,7 @@ def diff(a_path, b_path):
         before = a["procs"].get(pid)
         if before is None:
             continue  # started in between: not comparable
-        share = (p["ticks"] - before["ticks"]) / HZ / seconds
+        share = (p["run_ns"] - before["run_ns"]) / 1e9 / seconds
         g = gateways.setdefault(p["prefix"], {"cpu": 0.0, "processes": {}})
         g["cpu"] += share
         g["processes"][p["role"]] = round(share, 4)

@@ -15,17 +15,12 @@
 
 #include <intel-ipsec-mb.h>
 
+#include "esp_jobs.h"
 #include "sizes.h"
 
-#define MAX_BURST 256
-#define ESP_HDR_LEN 8
-#define ESP_TRAILER_LEN 2 /* pad length, next header */
+#define MAX_BURST BENCH_ESP_MAX_BURST
 #define BUF_HEADROOM 64
 #define BUF_SIZE 2048
-
-enum alg { ALG_GCM, ALG_CBC_SHA1 };
-
-static const char *const alg_names[] = {"aes-gcm-128", "aes-cbc-128-sha1-96"};
 
 struct options {
 	double duration;
@@ -39,28 +34,15 @@ struct options {
 	int nb_sizes;
 };
 
-/* Key schedules, precomputed once as a worker does per SA. */
-struct keys {
-	struct gcm_key_data gcm __attribute__((aligned(64)));
-	uint8_t enc[16 * 15] __attribute__((aligned(16)));
-	uint8_t dec[16 * 15] __attribute__((aligned(16)));
-	uint8_t ipad[IMB_SHA1_DIGEST_SIZE_IN_BYTES] __attribute__((aligned(16)));
-	uint8_t opad[IMB_SHA1_DIGEST_SIZE_IN_BYTES] __attribute__((aligned(16)));
-	uint8_t salt[4];
-};
-
-/* One ESP packet laid out as on the wire after the outer IPv4 header:
- * ESP header, IV, payload (inner packet, padding, trailer), ICV. */
+/* One ESP packet and the frame it stands for. */
 struct packet {
-	uint8_t *esp;
-	uint8_t *plain_out; /* decrypt writes here so the ciphertext stays valid */
-	uint8_t nonce[16];  /* GCM: salt || IV */
-	uint8_t icv[16];    /* decrypt: the ICV computed, compared with the packet's */
-	unsigned int iv_len, icv_len, payload_len, frame_len;
+	struct bench_esp_buf esp; /* first: the job's user_data points here */
+	unsigned int frame_len;
 };
 
 struct result {
-	uint64_t packets, bytes, cycles, auth_failures, errors;
+	uint64_t packets, bytes, cycles;
+	struct bench_esp_counts failed;
 	double seconds;
 };
 
@@ -72,131 +54,42 @@ static double now_seconds(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-/* HMAC-SHA1 inner and outer hash states (1.3 has no imb_hmac_ipad_opad). */
-static void hmac_sha1_precompute(IMB_MGR *mgr, const uint8_t *key, size_t key_len, struct keys *k)
-{
-	uint8_t block[IMB_SHA1_BLOCK_SIZE];
-
-	memset(block, 0x36, sizeof(block));
-	for (size_t i = 0; i < key_len; i++)
-		block[i] ^= key[i];
-	IMB_SHA1_ONE_BLOCK(mgr, block, k->ipad);
-	memset(block, 0x5c, sizeof(block));
-	for (size_t i = 0; i < key_len; i++)
-		block[i] ^= key[i];
-	IMB_SHA1_ONE_BLOCK(mgr, block, k->opad);
-}
-
-static void keys_init(IMB_MGR *mgr, struct keys *k)
+static void keys_init(IMB_MGR *mgr, struct bench_keys *k)
 {
 	/* Fixed test keys: nothing secret is protected by a benchmark. */
 	static const uint8_t cipher_key[16] = "esgw-bench-key-1";
 	static const uint8_t integ_key[20] = "esgw-bench-integ-k-1";
 
-	IMB_AES128_GCM_PRE(mgr, cipher_key, &k->gcm);
-	IMB_AES_KEYEXP_128(mgr, cipher_key, k->enc, k->dec);
-	hmac_sha1_precompute(mgr, integ_key, sizeof(integ_key), k);
-	memcpy(k->salt, "salt", 4);
+	bench_keys_init(mgr, cipher_key, integ_key, (const uint8_t *)"salt", k);
 }
 
-static void fill_job(IMB_JOB *job, int alg, int decrypt, const struct keys *k, struct packet *p)
-{
-	unsigned int payload_off = ESP_HDR_LEN + p->iv_len;
-
-	job->chain_order = decrypt ? IMB_ORDER_HASH_CIPHER : IMB_ORDER_CIPHER_HASH;
-	job->cipher_direction = decrypt ? IMB_DIR_DECRYPT : IMB_DIR_ENCRYPT;
-	job->key_len_in_bytes = IMB_KEY_128_BYTES;
-	job->src = p->esp;
-	job->dst = decrypt ? p->plain_out : p->esp + payload_off;
-	job->cipher_start_src_offset_in_bytes = payload_off;
-	job->msg_len_to_cipher_in_bytes = p->payload_len;
-	job->auth_tag_output = decrypt ? p->icv : p->esp + payload_off + p->payload_len;
-	job->auth_tag_output_len_in_bytes = p->icv_len;
-	job->user_data = p;
-	if (alg == ALG_GCM) {
-		job->cipher_mode = IMB_CIPHER_GCM;
-		job->hash_alg = IMB_AUTH_AES_GMAC;
-		job->enc_keys = &k->gcm;
-		job->dec_keys = &k->gcm;
-		job->iv = p->nonce;
-		job->iv_len_in_bytes = 12;
-		job->hash_start_src_offset_in_bytes = payload_off;
-		job->msg_len_to_hash_in_bytes = p->payload_len;
-		job->u.GCM.aad = p->esp; /* SPI || sequence number, RFC 4106 5 */
-		job->u.GCM.aad_len_in_bytes = ESP_HDR_LEN;
-	} else {
-		job->cipher_mode = IMB_CIPHER_CBC;
-		job->hash_alg = IMB_AUTH_HMAC_SHA_1;
-		job->enc_keys = k->enc;
-		job->dec_keys = k->dec;
-		job->iv = p->esp + ESP_HDR_LEN;
-		job->iv_len_in_bytes = 16;
-		/* RFC 4303 2.8: the ICV covers ESP header, IV and ciphertext. */
-		job->hash_start_src_offset_in_bytes = 0;
-		job->msg_len_to_hash_in_bytes = payload_off + p->payload_len;
-		job->u.HMAC._hashed_auth_key_xor_ipad = k->ipad;
-		job->u.HMAC._hashed_auth_key_xor_opad = k->opad;
-	}
-}
-
-/* What an ESP decrypt does after the job: compare the ICV. Counted, so a wrong
- * layout shows as failures instead of a flattering rate. */
-static void job_done(const IMB_JOB *job, int decrypt, struct result *r)
-{
-	const struct packet *p = job->user_data;
-
-	if (job->status != IMB_STATUS_COMPLETED) {
-		r->errors++;
-		return;
-	}
-	if (decrypt &&
-	    memcmp(p->icv, p->esp + ESP_HDR_LEN + p->iv_len + p->payload_len, p->icv_len) != 0)
-		r->auth_failures++;
-}
-
-/* One burst through the burst API (IMB_GET_NEXT_BURST / IMB_SUBMIT_BURST). */
-static void run_burst_api(IMB_MGR *mgr, int alg, int decrypt, const struct keys *k,
+/* One burst through the burst API. */
+static void run_burst_api(IMB_MGR *mgr, int alg, int decrypt, const struct bench_keys *k,
 			  struct packet *pkts[], unsigned int n, struct result *r)
 {
-	IMB_JOB *jobs[MAX_BURST];
-	unsigned int got, done;
+	struct bench_esp_buf *bufs[MAX_BURST];
 
-	while ((got = IMB_GET_NEXT_BURST(mgr, n, jobs)) < n) {
-		unsigned int flushed = IMB_FLUSH_BURST(mgr, n - got, jobs);
-
-		for (unsigned int i = 0; i < flushed; i++)
-			job_done(jobs[i], decrypt, r);
-	}
 	for (unsigned int i = 0; i < n; i++)
-		fill_job(jobs[i], alg, decrypt, k, pkts[i]);
-	done = IMB_SUBMIT_BURST(mgr, n, jobs);
-	if (done == 0 && imb_get_errno(mgr) != 0) {
-		r->errors += n;
-		return;
-	}
-	for (unsigned int i = 0; i < done; i++)
-		job_done(jobs[i], decrypt, r);
-	/* Finish the burst, as a worker must before handing packets on. */
-	while ((done = IMB_FLUSH_BURST(mgr, n, jobs)) > 0)
-		for (unsigned int i = 0; i < done; i++)
-			job_done(jobs[i], decrypt, r);
+		bufs[i] = &pkts[i]->esp;
+	bench_esp_burst(mgr, (enum bench_alg)alg, decrypt, k, bufs, n, &r->failed);
 }
 
 /* One burst through the job API (submit one, flush at the end), the way
  * crypto-worker/esp_jobs.h does it. */
-static void run_job_api(IMB_MGR *mgr, int alg, int decrypt, const struct keys *k,
+static void run_job_api(IMB_MGR *mgr, int alg, int decrypt, const struct bench_keys *k,
 			struct packet *pkts[], unsigned int n, struct result *r)
 {
 	IMB_JOB *job;
 
 	for (unsigned int i = 0; i < n; i++) {
-		fill_job(IMB_GET_NEXT_JOB(mgr), alg, decrypt, k, pkts[i]);
+		bench_esp_fill_job(IMB_GET_NEXT_JOB(mgr), (enum bench_alg)alg, decrypt, k,
+				   &pkts[i]->esp);
 		for (job = IMB_SUBMIT_JOB(mgr); job != NULL; job = IMB_GET_COMPLETED_JOB(mgr))
-			job_done(job, decrypt, r);
+			bench_esp_job_done(job, decrypt, &r->failed);
 	}
 	while ((job = IMB_FLUSH_JOB(mgr)) != NULL)
 		for (; job != NULL; job = IMB_GET_COMPLETED_JOB(mgr))
-			job_done(job, decrypt, r);
+			bench_esp_job_done(job, decrypt, &r->failed);
 }
 
 /* Lay out nb_bufs ESP packets whose inner packets follow the size mix. */
@@ -215,25 +108,23 @@ static struct packet *packets_make(const struct bench_size *size, int alg, unsig
 		struct packet *p = &pkts[i];
 		unsigned int frame = bench_size_frame(size, i);
 		unsigned int inner = frame - BENCH_L2_OVERHEAD; /* the inner IPv4 packet */
-		unsigned int block = alg == ALG_GCM ? 4 : 16;
-		unsigned int pad = (0u - (inner + ESP_TRAILER_LEN)) & (block - 1);
+		const struct esp_alg_info *info = bench_alg_info((enum bench_alg)alg);
 
-		p->iv_len = alg == ALG_GCM ? 8 : 16;
-		p->icv_len = alg == ALG_GCM ? 16 : 12;
-		p->payload_len = inner + pad + ESP_TRAILER_LEN;
+		p->esp.iv_len = info->iv_len;
+		p->esp.icv_len = info->icv_len;
+		p->esp.payload_len = bench_esp_payload_len(info, inner);
 		p->frame_len = frame;
-		p->esp = m + (size_t)i * BUF_SIZE * 2 + BUF_HEADROOM;
-		p->plain_out = p->esp + BUF_SIZE;
-		for (unsigned int j = 0; j < ESP_HDR_LEN + p->iv_len + p->payload_len; j++)
-			p->esp[j] = (uint8_t)(i * 7 + j);
-		memcpy(p->nonce, "salt", 4);
-		memcpy(p->nonce + 4, p->esp + ESP_HDR_LEN, 8);
+		p->esp.esp = m + (size_t)i * BUF_SIZE * 2 + BUF_HEADROOM;
+		p->esp.plain_out = p->esp.esp + BUF_SIZE;
+		for (unsigned int j = 0; j < BENCH_ESP_HDR_LEN + p->esp.iv_len + p->esp.payload_len;
+		     j++)
+			p->esp.esp[j] = (uint8_t)(i * 7 + j);
 	}
 	*mem = m;
 	return pkts;
 }
 
-static int run_point(IMB_MGR *mgr, const struct options *o, const struct keys *k,
+static int run_point(IMB_MGR *mgr, const struct options *o, const struct bench_keys *k,
 		     const struct bench_size *size, int alg, int decrypt, struct result *r)
 {
 	struct packet *pkts, *burst[MAX_BURST];
@@ -337,7 +228,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	*o = (struct options){.duration = 1.0,
 			      .burst = 32,
 			      .nb_bufs = 256,
-			      .algs = {ALG_GCM, ALG_CBC_SHA1},
+			      .algs = {BENCH_ALG_GCM, BENCH_ALG_CBC_SHA1},
 			      .nb_algs = 2,
 			      .dirs = {0, 1},
 			      .nb_dirs = 2};
@@ -352,8 +243,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 			}
 			break;
 		case 'a':
-			if (bench_parse_list("imb-raw", optarg, alg_names, 2, o->algs,
-					     &o->nb_algs) < 0)
+			if (bench_parse_list("imb-raw", optarg, bench_alg_names, BENCH_ALG_COUNT,
+					     o->algs, &o->nb_algs) < 0)
 				return -1;
 			break;
 		case 'd':
@@ -412,7 +303,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 int main(int argc, char **argv)
 {
 	static const char *const dir_names[] = {"encrypt", "decrypt"};
-	struct keys *k = aligned_alloc(64, sizeof(*k));
+	struct bench_keys *k = aligned_alloc(64, sizeof(*k));
 	struct options o;
 	IMB_MGR *mgr;
 	int first = 1, failed = 0;
@@ -455,7 +346,7 @@ int main(int argc, char **argv)
 					return 1;
 				pps = (double)r.packets / r.seconds;
 				gbps = (double)r.bytes * 8 / r.seconds / 1e9;
-				if (r.errors || r.auth_failures)
+				if (r.failed.errors || r.failed.auth_failures)
 					failed = 1;
 				if (o.json) {
 					printf("%s{\"alg\":\"%s\",\"dir\":\"%s\",\"size\":\"%s\","
@@ -463,21 +354,21 @@ int main(int argc, char **argv)
 					       ",\"seconds\":%.4f,\"pps\":%.0f,\"cycles_per_packet\":%.1f,"
 					       "\"gbps\":%.3f,\"errors\":%" PRIu64
 					       ",\"auth_failures\":%" PRIu64 "}",
-					       first ? "" : ",", alg_names[o.algs[a]],
+					       first ? "" : ",", bench_alg_names[o.algs[a]],
 					       dir_names[o.dirs[d]], o.sizes[s].name,
 					       (double)r.bytes / (double)r.packets, r.packets,
 					       r.seconds, pps, (double)r.cycles / (double)r.packets,
-					       gbps, r.errors, r.auth_failures);
+					       gbps, r.failed.errors, r.failed.auth_failures);
 					first = 0;
 				} else {
 					printf("%-20s %-8s %-6s %12.0f %10.1f %10.3f\n",
-					       alg_names[o.algs[a]], dir_names[o.dirs[d]],
+					       bench_alg_names[o.algs[a]], dir_names[o.dirs[d]],
 					       o.sizes[s].name, pps,
 					       (double)r.cycles / (double)r.packets, gbps);
-					if (r.errors || r.auth_failures)
+					if (r.failed.errors || r.failed.auth_failures)
 						printf("  ERROR: %" PRIu64 " jobs failed, %" PRIu64
 						       " ICVs did not verify\n",
-						       r.errors, r.auth_failures);
+						       r.failed.errors, r.failed.auth_failures);
 				}
 				fflush(stdout);
 			}

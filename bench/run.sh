@@ -1,73 +1,109 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Measures esgw: the crypto ceiling (imb-raw); then (a) in memory, two gateways
-# back to back over net_memif with esgw-bench as both LAN hosts, one worker and
-# one SA pair, then two workers and two SA pairs; an RFC 2544 zero-loss search
-# per size and algorithm, per-stage cycles at full load, CPU at rest and at
-# load, the issue 4 targets met or missed, a profile of what remains; (b) the
-# same gateways through veth in network namespaces with net_af_xdp. Prints a
-# table of every figure next to the ceiling as a ratio and writes
-# bench/RESULTS.md. Tears everything down, also on failure. --smoke: one size,
-# one algorithm, short trials, no veth and no profile (for tests/run.sh).
+# Measures esgw next to the gateway a user would pick instead, DPDK's
+# ipsec-secgw (built at run time from dpdk-doc's sources, bench/secgw.sh), in
+# one run, on the same generator (esgw-bench), the same memif links (rings of
+# 2^$MEMIF_RING slots), sizes and algorithms, interleaved (esgw, secgw, esgw,
+# secgw: $PAIRS pairs per point), every esgw figure next to secgw's as a ratio:
 #
-#   esgw-bench port A --memif-- lan [gw1] wan --memif-- wan [gw2] lan --memif-- esgw-bench port B
-#   192.168.1.1        192.168.1.2   192.168.3.1   192.168.3.2   192.168.2.2        192.168.2.1
+#   (A) one gateway, one CPU: the generator on CPU $GEN_CPU, the whole gateway
+#       on CPU $GW_CPU (every esgw process; secgw's one lcore). Encrypt
+#       direction (plaintext in, the ESP frames of the right length counted)
+#       and decrypt direction (valid ESP with growing sequence numbers in).
+#       RFC 2544 zero-loss search, full speed, and the overload check (twice
+#       the zero-loss rate).
 #
-# memif roles: every gateway port is the server (its rxtx listens), except gw2's
-# wan, the client of gw1's wan; esgw-bench's ports are clients. The client side
-# of a memif sets the ring size (rsize=log2 of the slots, $MEMIF_RING).
-# Mode (b) is the same picture with a veth pair for each link, the generator
-# in namespace $PFX-gen and each gateway in its own namespace.
+#         esgw-bench A --memif-- lan [gateway] wan --memif-- esgw-bench B
+#         (decrypt: the generator's ports the other way round)
+#
+#   (B) the two-gateway chain on both CPUs, the same search and overload:
+#
+#         esgw-bench A --memif-- lan [gw1] wan --memif-- wan [gw2] lan --memif-- esgw-bench B
+#         192.168.1.1         192.168.1.2  192.168.3.1  192.168.3.2  192.168.2.2     192.168.2.1
+#
+#   (C) latency through the chain at fixed rates: p50, p99, max, and the CPU
+#       the gateways use.
+#
+# For every measured interval, each process's CPU time per packet and context
+# switches per 1,000 packets (from /proc, read by the generator at the start
+# and end of the transmission). Also: the crypto ceiling (imb-raw) and the
+# ESP core alone (esp-core); esgw's per-stage busy cycles and two workers;
+# both gateways' CPU at rest; optionally (off by default, for time) esgw with
+# --busy-poll, veth in namespaces, and a perf profile. Prints the tables and
+# writes bench/RESULTS.md. Tears everything down, also on failure.
+#
+# memif roles: every gateway port is a server, except the second gateway's
+# wan, the client of the first's; the generator's ports are clients. The
+# client side sets the ring size (rsize), so both gateways get the same rings.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 build=${ESGW_BUILD:-$top/build}
-run=${ESGW_BENCH_RUNDIR:-/tmp/esgw-bench}
-# DPDK file prefixes and namespace names start with this (parallel runs differ).
-PFX=${ESGW_BENCH_PREFIX:-esgw-bench}
+# DPDK file prefixes, namespaces and the run directory: distinct per run, so
+# that parallel runs (and tests) never touch each other's processes.
+PFX=${ESGW_BENCH_PREFIX:-esgw-bench-$$}
+run=${ESGW_BENCH_RUNDIR:-/tmp/$PFX}
 PY=/usr/bin/python3
-SIZES=64,512,1400,imix
+SIZES=64,1400
 ALGS=aes-gcm-128,aes-cbc-128-sha1-96
-TRIAL=1          # seconds per search trial
-STEPS=7          # search trials after the full-speed one
+SETTINGS=A,B,C
+PAIRS=3          # esgw, secgw runs per point, interleaved
+TRIAL=0.5        # seconds per search trial
+STEPS=6          # search trials after the full-speed one
 RAW_DURATION=0.5 # seconds per imb-raw point
 RAW_REPEAT=3     # imb-raw runs; the median of each point is kept
-STAGE_TRIAL=2    # seconds of the full-load trial the per-stage cycles come from
-IDLE_SECONDS=5   # CPU of the gateways at rest is measured over this
+STAGE_TRIAL=1    # seconds of the full-load trial esgw's per-stage cycles come from
+IDLE_SECONDS=3   # CPU of the gateways at rest is measured over this
+LAT_RATES=1000,10000,100000
+LAT_SIZE=64
+LAT_DURATION=1.5 # seconds per latency rate
 GEN_CPU=0        # the generator's CPU
-# Where each gateway's processes run (esgw-ctld --rxtx-cpu, --router-cpu,
-# --worker-cpus). On 2 CPUs the load is split: gw1's rxtx and router share
-# CPU 0 with the generator and its worker 0 is on CPU 1, gw2 the other way
-# round, so no CPU holds both crypto workers of the tunnel and every packet
-# still crosses cores between stages, as on a real gateway. With 8 CPUs or
-# more every process has a CPU of its own.
+GW_CPU=1         # setting (A): the gateway's one CPU
+MEMIF_RING=${MEMIF_RING:-14}
+# Setting (B): where each esgw gateway's processes run (esgw-ctld --rxtx-cpu,
+# --router-cpu, --worker-cpus). On 2 CPUs the load is split: gw1's rxtx and
+# router share CPU 0 with the generator and its worker 0 is on CPU 1, gw2 the
+# other way round, so no CPU holds both crypto workers of the tunnel and every
+# packet still crosses cores between stages, as on a real gateway. secgw's
+# one lcore per gateway: the first on CPU 1, the second on CPU 0 (with the
+# generator), as esgw's crypto workers. With 8 CPUs or more every process has
+# a CPU of its own.
 if [ "$(nproc)" -ge 8 ]; then
 	PLACE_gw1="--rxtx-cpu 1 --router-cpu 2 --worker-cpus 3,4"
 	PLACE_gw2="--rxtx-cpu 5 --router-cpu 6 --worker-cpus 7,$(($(nproc) >= 9 ? 8 : 4))"
+	CPU_sgw1=3 CPU_sgw2=7
 else
 	PLACE_gw1="--rxtx-cpu 0 --router-cpu 0 --worker-cpus 1,0"
 	PLACE_gw2="--rxtx-cpu 1 --router-cpu 1 --worker-cpus 0,1"
+	CPU_sgw1=1 CPU_sgw2=0
 fi
-MEMIF_RING=${MEMIF_RING:-12}
+PLACE_gwA="--rxtx-cpu $GW_CPU --router-cpu $GW_CPU --worker-cpus $GW_CPU"
 VETH_SIZES=64,1400
 VETH_ALG=aes-gcm-128
 SMOKE=0
+CEILING=1
 TWO_WORKERS=1
-BUSY_POLL=1      # the adaptive polling next to --busy-poll (point 6)
+BUSY_POLL=0 # the adaptive polling next to --busy-poll (issue 4, point 6)
 POLL_SIZES=64,1400
-VETH=1
-PROFILE=1
+VETH=0
+PROFILE=0
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
+NOTE=
 cmdline="bench/run.sh${*:+ $*}"
 
 usage() {
 	cat <<EOF
-usage: bench/run.sh [--smoke] [--sizes LIST] [--algs LIST] [--trial S] [--steps N]
-                    [--gen-cpu N] [--build DIR] [--out FILE | --no-results]
-                    [--no-two-workers] [--no-busy-poll] [--no-veth | --veth] [--no-profile | --profile]
-  --smoke          64-byte frames, aes-gcm-128, short trials, no veth, no
-                   profile (~30 s); does not write RESULTS.md unless --out is given
+usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
+                    [--sizes LIST] [--algs LIST] [--trial S] [--steps N]
+                    [--gen-cpu N] [--build DIR] [--out FILE | --no-results] [--note TEXT]
+                    [--no-ceiling] [--no-two-workers] [--busy-poll] [--veth] [--profile]
+  --smoke          one pair of aes-gcm-128 at 64 bytes in every setting, short
+                   trials (~2 min); does not write RESULTS.md unless --out is given
+  --setting LIST   which of A (one gateway, one CPU), B (the chain), C (latency
+                   through the chain) to run (default $SETTINGS)
+  --point ALG:SIZE one point only, e.g. aes-gcm-128:64 (sets --algs and --sizes)
+  --pairs N        esgw, secgw runs per point (default $PAIRS)
   --sizes LIST     frame sizes with FCS, or imix (default $SIZES)
   --algs LIST      aes-gcm-128,aes-cbc-128-sha1-96 (default both)
   --trial S        seconds per search trial (default $TRIAL)
@@ -75,20 +111,27 @@ usage: bench/run.sh [--smoke] [--sizes LIST] [--algs LIST] [--trial S] [--steps 
   --gen-cpu N      CPU of the generator (default $GEN_CPU)
   --build DIR      build directory (default \$ESGW_BUILD or $top/build)
   --out FILE       where to write the results (default bench/RESULTS.md)
-  --no-two-workers skip the two workers / two SAs configuration
-  --no-busy-poll   skip the comparison with esgw-ctld --busy-poll
-  --no-veth        skip mode (b), veth in namespaces with net_af_xdp
-  --no-profile     skip the perf profile of gw1 at full load (--profile: do it)
+  --no-results     print only
+  --note TEXT      a line for RESULTS.md about this run (e.g. what else ran)
+  --no-ceiling     skip imb-raw and esp-core (the ratios to the ceiling then go)
+  --no-two-workers skip esgw's two workers / two SAs configuration
+  --busy-poll      also esgw-ctld --busy-poll next to the adaptive polling
+  --veth           also the chain through veth in namespaces (net_af_xdp)
+  --profile        also a perf profile of esgw's gw1 at full load
 Environment: ESGW_BENCH_PREFIX (DPDK file prefixes and namespaces, default
-esgw-bench), ESGW_BENCH_RUNDIR (default /tmp/esgw-bench), ESGW_BUILD,
+esgw-bench-PID), ESGW_BENCH_RUNDIR (default /tmp/PREFIX), ESGW_BENCH_CACHE
+(where ipsec-secgw is built, default /var/cache/esgw-bench), ESGW_BUILD,
 ESGW_BENCH_KEEP=1 (keep the run directory, for debugging).
 EOF
 }
 
-out_given=0 veth_given= profile_given=
+out_given=0 point=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--smoke) SMOKE=1 ;;
+	--setting | --settings) SETTINGS=$2; shift ;;
+	--point) point=$2; shift ;;
+	--pairs) PAIRS=$2; shift ;;
 	--sizes) SIZES=$2; shift ;;
 	--algs) ALGS=$2; shift ;;
 	--trial) TRIAL=$2; shift ;;
@@ -97,24 +140,34 @@ while [ $# -gt 0 ]; do
 	--build) build=$2; shift ;;
 	--out) OUT=$2; out_given=1; shift ;;
 	--no-results) WRITE_RESULTS=0 ;;
+	--note) NOTE=$2; shift ;;
+	--no-ceiling) CEILING=0 ;;
 	--no-two-workers) TWO_WORKERS=0 ;;
-	--no-busy-poll) BUSY_POLL=0 ;;
-	--no-veth) veth_given=0 ;;
-	--veth) veth_given=1 ;;
-	--no-profile) profile_given=0 ;;
-	--profile) profile_given=1 ;;
-	-h|--help) usage; exit 0 ;;
+	--busy-poll) BUSY_POLL=1 ;;
+	--veth) VETH=1 ;;
+	--profile) PROFILE=1 ;;
+	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
 	shift
 done
 if [ "$SMOKE" -eq 1 ]; then
-	SIZES=64 ALGS=aes-gcm-128 TRIAL=0.3 STEPS=3 RAW_DURATION=0.2 RAW_REPEAT=1 STAGE_TRIAL=0.5
-	IDLE_SECONDS=2 VETH=0 PROFILE=0 VETH_SIZES=64 POLL_SIZES=64
+	SIZES=64 ALGS=aes-gcm-128 PAIRS=1 TRIAL=0.3 STEPS=2 RAW_DURATION=0.2 RAW_REPEAT=1
+	STAGE_TRIAL=0.5 IDLE_SECONDS=1 LAT_RATES=10000 LAT_DURATION=0.5 TWO_WORKERS=0
 	[ "$out_given" -eq 1 ] || WRITE_RESULTS=0
 fi
-[ -n "$veth_given" ] && VETH=$veth_given
-[ -n "$profile_given" ] && PROFILE=$profile_given
+if [ -n "$point" ]; then
+	ALGS=${point%%:*} SIZES=${point#*:}
+	[ "$ALGS" != "$point" ] || { usage >&2; exit 2; }
+fi
+has_setting() { [[ ",$SETTINGS," == *",$1,"* ]]; }
+for s in ${SETTINGS//,/ }; do
+	case $s in A | B | C) ;; *) echo "bench/run.sh: unknown setting $s" >&2; exit 2 ;; esac
+done
+[[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: bad --pairs $PAIRS" >&2; exit 2; }
+IFS=, read -r -a alg_list <<<"$ALGS"
+IFS=, read -r -a size_list <<<"$SIZES"
+FIRST_ALG=${alg_list[0]}
 
 declare -A CTLD_PID=()
 CTLD_EXTRA=() # more esgw-ctld options (--busy-poll)
@@ -122,6 +175,8 @@ NETNS=()
 BPF_MOUNTED=0
 say() { printf '\n=== %s\n' "$*"; }
 die() { echo "bench/run.sh: $*" >&2; exit 1; }
+# shellcheck source=bench/secgw.sh
+. "$top/bench/secgw.sh"
 
 # Pids of every process started with this DPDK file prefix.
 prefix_pids() {
@@ -133,28 +188,34 @@ prefix_pids() {
 	return 0
 }
 
-stop_gateways() {
-	local gw
-	for gw in "${!CTLD_PID[@]}"; do
-		kill -TERM "${CTLD_PID[$gw]}" 2>/dev/null || true
+stop_esgw() { # gw...
+	local gw pid left
+	for gw in "$@"; do
+		pid=${CTLD_PID[$gw]:-}
+		[ -n "$pid" ] || continue
+		# A frozen gateway (see freeze) must run again to hear SIGTERM.
+		left=$(prefix_pids "$PFX-$gw")
+		[ -n "$left" ] && kill -CONT $left 2>/dev/null
+		kill -TERM "$pid" 2>/dev/null || true
 	done
-	for gw in "${!CTLD_PID[@]}"; do
-		for _ in $(seq 1 75); do
-			kill -0 "${CTLD_PID[$gw]}" 2>/dev/null || break
-			sleep 0.2
-		done
-		kill -KILL "${CTLD_PID[$gw]}" 2>/dev/null || true
-		wait "${CTLD_PID[$gw]}" 2>/dev/null || true
-		unset "CTLD_PID[$gw]"
-	done
-	for prefix in $PFX-gw1 $PFX-gw2 $PFX-gen; do
-		left=$(prefix_pids "$prefix")
+	for gw in "$@"; do
+		pid=${CTLD_PID[$gw]:-}
+		if [ -n "$pid" ]; then
+			for _ in $(seq 1 75); do
+				kill -0 "$pid" 2>/dev/null || break
+				sleep 0.2
+			done
+			kill -KILL "$pid" 2>/dev/null || true
+			wait "$pid" 2>/dev/null || true
+			unset "CTLD_PID[$gw]"
+		fi
+		left=$(prefix_pids "$PFX-$gw")
 		if [ -n "$left" ]; then
-			echo "bench/run.sh: processes of $prefix left, killing: $left" >&2
+			echo "bench/run.sh: processes of $PFX-$gw left, killing: $left" >&2
 			kill -KILL $left 2>/dev/null || true
 		fi
-		rm -f /dev/hugepages/${prefix}map_*
-		rm -rf "/var/run/dpdk/$prefix"
+		rm -f /dev/hugepages/"$PFX-$gw"map_*
+		rm -rf "/var/run/dpdk/$PFX-$gw"
 	done
 	return 0
 }
@@ -162,13 +223,15 @@ stop_gateways() {
 cleanup() {
 	local rc=$?
 	set +e
-	stop_gateways
+	secgw_stop "${!SECGW_PID[@]}"
+	stop_esgw "${!CTLD_PID[@]}"
+	for p in $(prefix_pids "$PFX-gen"); do kill -KILL "$p" 2>/dev/null; done
 	for ns in "${NETNS[@]}"; do
 		ip netns del "$ns" 2>/dev/null
 	done
 	[ "$BPF_MOUNTED" -eq 1 ] && umount /sys/fs/bpf
 	if [ "$rc" -ne 0 ] && [ -d "$run" ]; then
-		for f in "$run"/gw*/ctld.out "$run"/gw*/log/*.log "$run"/*.err; do
+		for f in "$run"/gw*/ctld.out "$run"/gw*/log/*.log "$run"/sgw*.log "$run"/*.err; do
 			[ -f "$f" ] || continue
 			echo "----- $f (last 20 lines)" >&2
 			tail -n 20 "$f" >&2
@@ -186,30 +249,43 @@ started=$(date +%s)
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 
 say "host setup and build"
-"$top/deploy/setup-host.sh"
+# Two esgw gateways (256 MiB of hugepages each) and two ipsec-secgw (~290 MiB
+# each) are up at once in the chain settings, next to whatever tests run on
+# the machine: reserve more than the tests alone need.
+ESGW_HUGEPAGES=${ESGW_HUGEPAGES:-2048} "$top/deploy/setup-host.sh"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top" >/dev/null
 targets="rxtx/esgw-rxtx router/esgw-router crypto-worker/esgw-crypto ctl/esgw-ctld ctl/esgwctl
 	bench/esgw-bench bench/imb-raw bench/esp-core"
-ninja -C "$build" $targets >"$run.build.log" 2>&1 ||
-	{ tail -n 30 "$run.build.log" >&2; die "build failed: ninja -C $build"; }
-rm -f "$run.build.log"
 rm -rf "$run"
 mkdir -p "$run/bin"
+ninja -C "$build" $targets >"$run/build.log" 2>&1 ||
+	{ tail -n 30 "$run/build.log" >&2; die "build failed: ninja -C $build"; }
 for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-raw esp-core; do
 	exe=$(ls "$build"/*/"$role" 2>/dev/null | head -n 1 || true)
 	[ -n "$exe" ] || die "$role not built in $build"
 	ln -sf "$exe" "$run/bin/$role"
 done
+secgw_build
+echo "ipsec-secgw: $SECGW_BIN"
 esgwctl() { local gw=$1; shift; "$run/bin/esgwctl" --socket "$run/$gw/ctl.sock" "$@"; }
+RUNS=$run/runs.jsonl # one line per measured run, for report.py
+: >"$RUNS"
+record() { # setting kind gateway alg pair file
+	printf '{"setting":"%s","kind":"%s","gateway":"%s","alg":"%s","pair":%s,"file":"%s"}\n' \
+		"$@" >>"$RUNS"
+}
 
-say "crypto ceiling: imb-raw, ${RAW_DURATION} s per point, median of $RAW_REPEAT runs"
-raw_files=()
-for i in $(seq 1 "$RAW_REPEAT"); do
-	"$run/bin/imb-raw" --size "$SIZES" --alg "$ALGS" --duration "$RAW_DURATION" --json \
-		>"$run/imb-raw-$i.json" 2>"$run/imb-raw.err" || die "imb-raw failed"
-	raw_files+=("$run/imb-raw-$i.json")
-done
-"$PY" -c '
+raw_args=()
+esp_core_args=()
+if [ "$CEILING" -eq 1 ]; then
+	say "crypto ceiling: imb-raw, ${RAW_DURATION} s per point, median of $RAW_REPEAT runs"
+	raw_files=()
+	for i in $(seq 1 "$RAW_REPEAT"); do
+		"$run/bin/imb-raw" --size "$SIZES" --alg "$ALGS" --duration "$RAW_DURATION" --json \
+			>"$run/imb-raw-$i.json" 2>"$run/imb-raw.err" || die "imb-raw failed"
+		raw_files+=("$run/imb-raw-$i.json")
+	done
+	"$PY" -c '
 import json, statistics, sys
 runs = [json.load(open(f)) for f in sys.argv[2:]]
 doc = runs[0]
@@ -221,43 +297,54 @@ for i, r in enumerate(doc["results"]):
     print("%-20s %-8s %-5s %8.3f Mpps %7.1f cycles/packet" % (r["alg"], r["dir"], r["size"], r["pps"] / 1e6, r["cycles_per_packet"]))
 doc["repeat"] = len(runs)
 json.dump(doc, open(sys.argv[1], "w"))' "$run/imb-raw.json" "${raw_files[@]}"
-
-# The ESP core alone (no rings, no mbufs, warm buffers) against the same
-# imb-raw figures: separates the framing's overhead from the pipeline's.
-# Skipped in --smoke, which only checks that the gateway's figures come out.
-esp_core_args=()
-if [ "$SMOKE" -eq 0 ]; then
-	say "ESP core alone: esp-core, ${RAW_DURATION} s per point, next to imb-raw"
-	"$run/bin/esp-core" --size "$SIZES" --alg "$ALGS" --duration "$RAW_DURATION" \
-		--imb-raw "$run/imb-raw.json" --markdown >"$run/esp-core.md" 2>"$run/esp-core.err" ||
-		die "esp-core failed: $(tail -n 3 "$run/esp-core.err")"
-	cat "$run/esp-core.md"
-	esp_core_args=(--esp-core "$run/esp-core.md")
+	raw_args=(--imb-raw "$run/imb-raw.json")
+	# The ESP core alone (no rings, no mbufs, warm buffers) against the same
+	# imb-raw figures: the framing's overhead apart from the pipeline's.
+	if [ "$SMOKE" -eq 0 ]; then
+		say "ESP core alone: esp-core, ${RAW_DURATION} s per point, next to imb-raw"
+		"$run/bin/esp-core" --size "$SIZES" --alg "$ALGS" --duration "$RAW_DURATION" \
+			--imb-raw "$run/imb-raw.json" --markdown >"$run/esp-core.md" 2>"$run/esp-core.err" ||
+			die "esp-core failed: $(tail -n 3 "$run/esp-core.err")"
+		cat "$run/esp-core.md"
+		esp_core_args=(--esp-core "$run/esp-core.md")
+	fi
 fi
 
 # ---------------------------------------------------------------------------
-# Gateways. In mode (a) every process runs in the root namespace; in mode (b)
-# each gateway's ctld (and so its dataplane) runs in the namespace $NS_<gw>.
+# esgw gateways. In the memif settings every process runs in the root
+# namespace; with --veth each gateway's ctld (and so its dataplane) runs in
+# the namespace $NS_<gw>. PLACE_<gw>: esgw-ctld's CPU options; TASKSET_<gw>:
+# if set, ctld (and so everything it starts) is confined to these CPUs.
 NS_gw1= NS_gw2= NS_gen=
+TASKSET_gwA=$GW_CPU
 in_ns() { local ns=$1; shift; if [ -n "$ns" ]; then ip netns exec "$ns" "$@"; else "$@"; fi; }
 
-start_gateways() { # workers
-	local gw ns wrap place extra=("${CTLD_EXTRA[@]}")
-	for gw in gw1 gw2; do
+start_esgw() { # workers gw...
+	local workers=$1 gw ns wrap place cpus extra=("${CTLD_EXTRA[@]}")
+	shift
+	for gw in "$@"; do
 		place=PLACE_$gw
 		read -r -a place <<<"${!place}"
 		rm -rf "$run/$gw"
 		mkdir -p "$run/$gw/run" "$run/$gw/log"
-		ns=NS_$gw
-		# Not through a function: $! must be ctld itself (ip netns exec
-		# execs it), so that stop_gateways' SIGTERM reaches it.
+		ns=NS_$gw cpus=TASKSET_$gw
+		# Not through a function: $! must be ctld itself (ip netns exec and
+		# taskset exec it), so that stop_esgw's SIGTERM reaches it.
 		wrap=()
-		[ -n "${!ns}" ] && wrap=(ip netns exec "${!ns}")
+		[ -n "${!ns:-}" ] && wrap=(ip netns exec "${!ns}")
+		[ -n "${!cpus:-}" ] && wrap+=(taskset -c "${!cpus}")
 		"${wrap[@]}" "$run/bin/esgw-ctld" --standalone --socket "$run/$gw/ctl.sock" \
 			--config "$run/$gw/config.pb" --rundir "$run/$gw/run" \
-			--file-prefix "$PFX-$gw" --log-dir "$run/$gw/log" --workers "$1" "${place[@]}" "${extra[@]}" \
-			--bindir "$run/bin" >"$run/$gw/ctld.out" 2>&1 &
+			--file-prefix "$PFX-$gw" --log-dir "$run/$gw/log" --workers "$workers" \
+			"${place[@]}" "${extra[@]}" --bindir "$run/bin" >"$run/$gw/ctld.out" 2>&1 &
 		CTLD_PID[$gw]=$!
+	done
+	for gw in "$@"; do
+		for _ in $(seq 1 100); do
+			[ -S "$run/$gw/ctl.sock" ] && break
+			kill -0 "${CTLD_PID[$gw]}" 2>/dev/null || die "esgw-ctld of $gw exited"
+			sleep 0.1
+		done
 	done
 }
 all_running() { # gw
@@ -275,226 +362,441 @@ wait_running() { # gw
 	done
 	die "$1 not running after 30 s"
 }
-# Interfaces and addresses; lan1 wan1 lan2 wan2 are the four devargs.
-configure_ports() { # lan1 wan1 lan2 wan2
-	# gw1 first: in mode (a) its wan is the server gw2's wan connects to, and
-	# adding an interface restarts that gateway's dataplane (which drops
-	# memif peers).
-	esgwctl gw1 interface add lan "$1"
-	esgwctl gw1 interface add wan "$2"
-	esgwctl gw1 interface address add lan 192.168.1.2/24
-	esgwctl gw1 interface address add wan 192.168.3.1/24
-	wait_running gw1
-	esgwctl gw2 interface add lan "$3"
-	esgwctl gw2 interface add wan "$4"
-	esgwctl gw2 interface address add lan 192.168.2.2/24
-	esgwctl gw2 interface address add wan 192.168.3.2/24
-	wait_running gw2
+# Ports and addresses of one gateway: side 1 is gw1's (and gwA's) addresses,
+# side 2 gw2's.
+configure_ports() { # gw side lan wan
+	local lan_addr=192.168.1.2/24 wan_addr=192.168.3.1/24
+	[ "$2" -eq 2 ] && lan_addr=192.168.2.2/24 wan_addr=192.168.3.2/24
+	esgwctl "$1" interface add lan "$3"
+	esgwctl "$1" interface add wan "$4"
+	esgwctl "$1" interface address add lan $lan_addr
+	esgwctl "$1" interface address add wan $wan_addr
+	wait_running "$1"
 }
 
 KEY=4339314b55523947594d6d3547666b45
 INTEG=4339314b55523947594d6d3547666b4543393134
 SALT=01020304
+gen_keys() { # alg: esgw-bench's options for the same test keys
+	case $1 in
+	aes-gcm-128) echo "--crypto-key $KEY --salt $SALT" ;;
+	aes-cbc-128-sha1-96) echo "--crypto-key $KEY --integ-key $INTEG" ;;
+	*) die "unknown algorithm $1" ;;
+	esac
+}
 # One tunnel per worker: tunnel tN carries SAs 10+N (out) and 20+N (in), SPIs
-# 1000+N (gw1 -> gw2) and 2000+N (back), both on worker N. With two, gw1
-# routes the lower and upper halves of 192.168.2.0/24 into t0 and t1, so the
-# generator's two destinations (.1 and .129) load one worker each on either
-# gateway.
+# 1000+N (side 1 -> side 2) and 2000+N (back), both on worker N. With two, a
+# side-1 gateway routes the lower and upper halves of 192.168.2.0/24 into t0
+# and t1, so the generator's two destinations (.1 and .129) load one worker
+# each on either gateway.
 DSTS_1=192.168.2.1
 DSTS_2=192.168.2.1,192.168.2.129
-configure_sas() { # alg tunnels
-	local alg=$1 nt=$2 gw keys second t p
+configure_sas() { # alg tunnels gw:side...
+	local alg=$1 nt=$2 gw side keys second t p out in local remote
+	shift 2
 	case $alg in
 	# Keys on standard input (sa_keys), never on a command line.
 	aes-gcm-128) keys="crypto-key - salt -" second=$SALT ;;
 	aes-cbc-128-sha1-96) keys="crypto-key - integ-key -" second=$INTEG ;;
 	*) die "unknown algorithm $alg" ;;
 	esac
-	for gw in gw1 gw2; do
-		for p in 192.168.0.0/16 192.168.2.0/25 192.168.2.128/25 192.168.1.0/24; do
-			esgwctl $gw route del $p >/dev/null 2>&1 || true
+	for p in "$@"; do
+		gw=${p%:*} side=${p#*:}
+		for r in 192.168.0.0/16 192.168.2.0/25 192.168.2.128/25 192.168.1.0/24; do
+			esgwctl "$gw" route del $r >/dev/null 2>&1 || true
 		done
 		for t in 0 1; do
-			esgwctl $gw tunnel del t$t >/dev/null 2>&1 || true
-			esgwctl $gw sa del 1$t >/dev/null 2>&1 || true
-			esgwctl $gw sa del 2$t >/dev/null 2>&1 || true
+			esgwctl "$gw" tunnel del t$t >/dev/null 2>&1 || true
+			esgwctl "$gw" sa del 1$t >/dev/null 2>&1 || true
+			esgwctl "$gw" sa del 2$t >/dev/null 2>&1 || true
+		done
+		for t in $(seq 0 $((nt - 1))); do
+			out=100$t in=200$t local=192.168.3.1 remote=192.168.3.2
+			[ "$side" -eq 2 ] && out=200$t in=100$t local=192.168.3.2 remote=192.168.3.1
+			printf '%s\n%s\n' $KEY $second | esgwctl "$gw" sa add 1$t spi $out alg "$alg" $keys worker $t
+			printf '%s\n%s\n' $KEY $second | esgwctl "$gw" sa add 2$t spi $in alg "$alg" $keys worker $t
+			esgwctl "$gw" tunnel add t$t local $local remote $remote sa-out 1$t sa-in 2$t
+		done
+		if [ "$nt" -eq 1 ] || [ "$side" -eq 2 ]; then
+			esgwctl "$gw" route add 192.168.0.0/16 tunnel t0
+		else
+			esgwctl "$gw" route add 192.168.2.0/25 tunnel t0
+			esgwctl "$gw" route add 192.168.2.128/25 tunnel t1
+		fi
+	done
+}
+
+# Freezing: the esgw gateway not being measured is stopped (SIGSTOP) while
+# ipsec-secgw runs, so that it takes no CPU; its memif sockets and state stay.
+# esgw-ctld stops first and resumes last, so it never sees its dataplane
+# unresponsive. (ipsec-secgw needs no freezing: each of its runs starts its
+# own gateways and kills them before the generator disconnects, secgw.sh.)
+freeze() { # gw...
+	local name p
+	for name in "$@"; do
+		kill -STOP "${CTLD_PID[$name]}"
+		for p in $(prefix_pids "$PFX-$name"); do kill -STOP "$p"; done
+	done
+}
+thaw() { # gw...
+	local name p
+	for name in "$@"; do
+		for p in $(prefix_pids "$PFX-$name"); do kill -CONT "$p"; done
+	done
+	for name in "$@"; do kill -CONT "${CTLD_PID[$name]}"; done
+	sleep 0.5 # ctld's once-a-second sampling catches up
+}
+
+# esgw-bench --watch: every process of the gateways, as GW.ROLE=PID.
+watch_list() { # esgw|secgw name...
+	local kind=$1 name p role out=
+	shift
+	for name in "$@"; do
+		if [ "$kind" = secgw ]; then
+			out+=${out:+,}$name=${SECGW_PID[$name]}
+			continue
+		fi
+		for p in $(prefix_pids "$PFX-$name"); do
+			role=$(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | "$PY" -c '
+import os, sys
+a = sys.stdin.read().split()
+r = os.path.basename(a[0]).replace("esgw-", "")
+print(r + "-" + a[a.index("--worker") + 1] if "--worker" in a else r)') || continue
+			out+=${out:+,}$name.$role=$p
 		done
 	done
-	for t in $(seq 0 $((nt - 1))); do
-		printf '%s\n%s\n' $KEY $second | esgwctl gw1 sa add 1$t spi 100$t alg "$alg" $keys worker $t
-		printf '%s\n%s\n' $KEY $second | esgwctl gw1 sa add 2$t spi 200$t alg "$alg" $keys worker $t
-		esgwctl gw1 tunnel add t$t local 192.168.3.1 remote 192.168.3.2 sa-out 1$t sa-in 2$t
-		printf '%s\n%s\n' $KEY $second | esgwctl gw2 sa add 1$t spi 200$t alg "$alg" $keys worker $t
-		printf '%s\n%s\n' $KEY $second | esgwctl gw2 sa add 2$t spi 100$t alg "$alg" $keys worker $t
-		esgwctl gw2 tunnel add t$t local 192.168.3.2 remote 192.168.3.1 sa-out 1$t sa-in 2$t
-	done
-	if [ "$nt" -eq 1 ]; then
-		esgwctl gw1 route add 192.168.0.0/16 tunnel t0
-	else
-		esgwctl gw1 route add 192.168.2.0/25 tunnel t0
-		esgwctl gw1 route add 192.168.2.128/25 tunnel t1
-	fi
-	esgwctl gw2 route add 192.168.0.0/16 tunnel t0
+	echo "$out"
 }
+
+memif() { # name role socket mac
+	local o="net_$1,role=$2,socket=$run/$3,socket-abstract=no,id=0,mac=$4"
+	[ "$2" = client ] && o="$o,rsize=$MEMIF_RING"
+	echo "$o"
+}
+# Fixed MACs: ipsec-secgw has no ARP, its neighbours are configured.
+MAC_GEN_A=02:00:00:00:01:01 # the generator's port on the first gateway's LAN
+MAC_GEN_B=02:00:00:00:02:01 # its port on the far LAN (the chain) or the WAN (A)
+MAC_G1_LAN=02:00:00:00:01:02 MAC_G1_WAN=02:00:00:00:03:01
+MAC_G2_LAN=02:00:00:00:02:02 MAC_G2_WAN=02:00:00:00:03:02
 
 GEN_PORTS=()
 generator() { # esgw-bench options...
-	in_ns "$NS_gen" "$run/bin/esgw-bench" --file-prefix "$PFX-gen" --in-memory --no-pci -m 64 \
-		--lcores "40@$GEN_CPU" "${GEN_PORTS[@]}" \
-		-- --addr-a 192.168.1.1 --gateway-a 192.168.1.2 "$@"
+	in_ns "$NS_gen" taskset -c "$GEN_CPU" "$run/bin/esgw-bench" --file-prefix "$PFX-gen" \
+		--in-memory --no-pci -m 64 --lcores "40@$GEN_CPU" "${GEN_PORTS[@]}" -- "$@"
 }
-
-cpu_snapshot() { "$PY" "$top/bench/cpu_usage.py" snapshot "$1" "$PFX-gw1" "$PFX-gw2"; }
-
-# Per-stage cycles per packet: one more trial per size at the generator's full
-# speed (full bursts: the cost per packet the targets speak of), between two
-# samples of the dataplane's cycle counters and of each process's CPU time.
-measure_stages() { # tag dsts sizes
-	local tag=$1 dsts=$2 size out="$run/stages-$1.json" sep=""
-	echo "{" >"$out"
-	IFS=, read -r -a size_list <<<"$3"
-	for size in "${size_list[@]}"; do
-		esgwctl gw1 --json show dataplane >"$run/dp-gw1-before.json"
-		esgwctl gw2 --json show dataplane >"$run/dp-gw2-before.json"
-		cpu_snapshot "$run/cpu-before.json"
-		generator --dst "$dsts" --size "$size" --rate 0 --duration "$STAGE_TRIAL" --json \
-			>"$run/stage-trial.json" 2>>"$run/bench-$tag.err" ||
-			die "esgw-bench failed for $tag $size (per-stage trial)"
-		cpu_snapshot "$run/cpu-after.json"
-		sleep 1.2 # ctld samples the counters about once a second
-		esgwctl gw1 --json show dataplane >"$run/dp-gw1-after.json"
-		esgwctl gw2 --json show dataplane >"$run/dp-gw2-after.json"
-		printf '%s"%s":' "$sep" "$size" >>"$out"
-		"$PY" "$top/bench/stage_cost.py" "$run"/dp-gw1-{before,after}.json \
-			"$run"/dp-gw2-{before,after}.json "$run"/cpu-{before,after}.json \
-			"$run/stage-trial.json" >>"$out"
-		sep=,
-	done
-	echo "}" >>"$out"
-}
+search_args() { echo "--size $SIZES --search --overload --trial $TRIAL --steps $STEPS"; }
 
 print_search() {
 	"$PY" -c '
 import json, sys
 for p in json.load(open(sys.argv[1]))["results"]:
     f, z = p["full_speed"], p["at_zero_loss"]
-    print("%-5s full speed: offered %.3f delivered %.3f Mpps (loss %.2f%%); zero-loss %.3f Mpps, p50 %.1f us p99 %.1f us" % (
+    print("  %-5s full speed: offered %.3f delivered %.3f Mpps (loss %.2f%%); zero-loss %.3f Mpps, p50 %.1f us p99 %.1f us" % (
         p["size"], f["offered_pps"] / 1e6, f["delivered_pps"] / 1e6, f["loss_pct"], p["zero_loss_pps"] / 1e6,
         z["latency_us"]["p50"], z["latency_us"]["p99"]))' "$1"
 }
 
-# One configuration: for each algorithm, the zero-loss search over the sizes
-# and the per-stage trials. tag: the row label in the report.
-bench_files=()
-stage_files=()
-run_config() { # tag tunnels sizes algs
-	local tag=$1 nt=$2 sizes=$3 alg dsts=DSTS_$2
-	IFS=, read -r -a alg_list <<<"$4"
+cpu_snapshot() { "$PY" "$top/bench/cpu_usage.py" snapshot "$@"; }
+at_rest() { # output prefix...
+	local out=$1
+	shift
+	cpu_snapshot "$run/idle-before.json" "$@"
+	sleep "$IDLE_SECONDS"
+	cpu_snapshot "$run/idle-after.json" "$@"
+	"$PY" "$top/bench/cpu_usage.py" diff "$run"/idle-{before,after}.json >"$out"
+	"$PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for gw, g in sorted(d["gateways"].items()):
+    print("  %s at rest: %.2f%% of one CPU (%s)" % (gw, 100 * g["cpu"], ", ".join("%s %.2f%%" % (k, 100 * v) for k, v in sorted(g["processes"].items()))))' "$out"
+}
+
+# ---------------------------------------------------------------------------
+# (A) one gateway, one CPU.
+a_run() { # esgw|secgw direction alg pair
+	local kind=$1 dir=$2 alg=$3 pair=$4 lan wan mac args out
+	if [ "$kind" = esgw ]; then
+		lan=gwA-lan.sock wan=gwA-wan.sock mac=()
+	else
+		lan=sgwA-lan.sock wan=sgwA-wan.sock mac=(--gateway-mac "$MAC_G1_LAN")
+	fi
+	if [ "$dir" = encrypt ]; then
+		GEN_PORTS=(--vdev "$(memif memif0 client "$lan" "$MAC_GEN_A")"
+			--vdev "$(memif memif1 client "$wan" "$MAC_GEN_B")")
+		args=(--addr-a 192.168.1.1 --gateway-a 192.168.1.2 --dst 192.168.2.1
+			--addr-b 192.168.3.2 --expect-esp "$alg:1000")
+	else
+		[ "$kind" = secgw ] && mac=(--gateway-mac "$MAC_G1_WAN")
+		GEN_PORTS=(--vdev "$(memif memif0 client "$wan" "$MAC_GEN_B")"
+			--vdev "$(memif memif1 client "$lan" "$MAC_GEN_A")")
+		args=(--addr-a 192.168.3.2 --gateway-a 192.168.3.1 --inner-src 192.168.2.1
+			--dst 192.168.1.1 --esp-tx "$alg:2000" $(gen_keys "$alg")
+			--esp-seq-file "$run/seq-$kind-$alg")
+	fi
+	out=$run/A-$dir-$alg-$kind-$pair.json
+	echo " $kind $dir, pair $pair:"
+	if [ "$kind" = esgw ]; then
+		generator "${args[@]}" $(search_args) --label "$alg" --watch "$(watch_list esgw gwA)" \
+			--json >"$out" 2>"$run/A.err" || die "esgw-bench failed: (A) esgw $dir $alg"
+	else
+		rm -f "$run"/sgwA-*.sock
+		secgw_start sgwA "$GW_CPU" "$run/sgwA.cfg" \
+			"$(memif memif0 server sgwA-lan.sock "$MAC_G1_LAN")" \
+			"$(memif memif1 server sgwA-wan.sock "$MAC_G1_WAN")"
+		generator "${args[@]}" "${mac[@]}" $(search_args) --label "$alg" \
+			--watch "$(watch_list secgw sgwA)" --before-exit "$(secgw_stop_cmd sgwA)" \
+			--json >"$out" 2>"$run/A.err" || die "esgw-bench failed: (A) secgw $dir $alg"
+		secgw_stop sgwA
+	fi
+	print_search "$out"
+	record A "$dir" "$kind" "$alg" "$pair" "$out"
+}
+
+setting_a() {
+	local alg pair kind
 	for alg in "${alg_list[@]}"; do
-		say "$tag, $alg: zero-loss search, sizes $sizes, ${TRIAL} s trials"
-		configure_sas "$alg" "$nt"
-		generator --dst "${!dsts}" --size "$sizes" --search --trial "$TRIAL" --steps "$STEPS" \
-			--label "$alg" --json >"$run/bench-$tag-$alg.json" 2>"$run/bench-$tag-$alg.err" ||
-			die "esgw-bench failed for $tag $alg"
-		print_search "$run/bench-$tag-$alg.json"
-		measure_stages "$tag-$alg" "${!dsts}" "$sizes"
-		bench_files+=("$tag:$alg=$run/bench-$tag-$alg.json")
-		stage_files+=("$tag:$alg=$run/stages-$tag-$alg.json")
+		say "(A) one gateway on CPU $GW_CPU, generator on CPU $GEN_CPU: $alg, sizes $SIZES, $PAIRS pairs"
+		start_esgw 1 gwA
+		configure_ports gwA 1 "$(memif memif0 server gwA-lan.sock "$MAC_G1_LAN")" \
+			"$(memif memif1 server gwA-wan.sock "$MAC_G1_WAN")"
+		configure_sas "$alg" 1 gwA:1
+		secgw_config "$run/sgwA.cfg" "$alg" 1000 2000 192.168.3.1 192.168.3.2 \
+			192.168.1.0/24 192.168.2.0/24 "$MAC_GEN_A" "$MAC_GEN_B"
+		sleep 1 # let the pushes of the configuration settle
+		for pair in $(seq 1 "$PAIRS"); do
+			a_run esgw encrypt "$alg" "$pair"
+			a_run esgw decrypt "$alg" "$pair"
+			freeze gwA
+			a_run secgw encrypt "$alg" "$pair"
+			a_run secgw decrypt "$alg" "$pair"
+			thaw gwA
+		done
+		stop_esgw gwA
 	done
 }
 
 # ---------------------------------------------------------------------------
-say "mode (a), in memory: start two gateways (esgw-ctld --standalone --workers 2)"
-memif() { # name role socket
-	local o="net_$1,role=$2,socket=$run/$3,socket-abstract=no,id=0"
-	[ "$2" = client ] && o="$o,rsize=$MEMIF_RING"
-	echo "$o"
+# (B) and (C): the chain.
+chain_ports() { # esgw|secgw: the generator's two ports
+	local p=gw
+	[ "$1" = secgw ] && p=sgw
+	GEN_PORTS=(--vdev "$(memif memif0 client "${p}1-lan.sock" "$MAC_GEN_A")"
+		--vdev "$(memif memif1 client "${p}2-lan.sock" "$MAC_GEN_B")")
 }
-memif_gateways() {
-	start_gateways 2
-	configure_ports "$(memif memif0 server gw1-lan.sock)" "$(memif memif1 server wan.sock)" \
-		"$(memif memif0 server gw2-lan.sock)" "$(memif memif1 client wan.sock)"
+chain_args() { # esgw|secgw
+	echo "--addr-a 192.168.1.1 --gateway-a 192.168.1.2 --dst $DSTS_1"
+	[ "$1" = secgw ] && echo "--gateway-mac $MAC_G1_LAN"
+	return 0
 }
-memif_gateways
-GEN_PORTS=(--vdev "$(memif memif0 client gw1-lan.sock)" --vdev "$(memif memif1 client gw2-lan.sock)")
+chain_names() { [ "$1" = esgw ] && echo "gw1 gw2" || echo "sgw1 sgw2"; }
 
-IFS=, read -r -a alg_list <<<"$ALGS"
-configure_sas "${alg_list[0]}" 1
-sleep 2 # let the restarts and pushes of the configuration settle
-at_rest() { # output
-	say "CPU of the gateways at rest, over $IDLE_SECONDS s"
-	cpu_snapshot "$run/idle-before.json"
-	sleep "$IDLE_SECONDS"
-	cpu_snapshot "$run/idle-after.json"
-	"$PY" "$top/bench/cpu_usage.py" diff "$run"/idle-{before,after}.json >"$1"
+# One generator run through the chain; secgw's gateways are started for it.
+chain_generator() { # esgw|secgw alg out err esgw-bench options...
+	local kind=$1 alg=$2 out=$3 err=$4
+	shift 4
+	chain_ports "$kind"
+	if [ "$kind" = esgw ]; then
+		generator $(chain_args esgw) "$@" --watch "$(watch_list esgw gw1 gw2)" \
+			--json >"$out" 2>"$err"
+		return
+	fi
+	start_secgw_chain "$alg"
+	generator $(chain_args secgw) "$@" --watch "$(watch_list secgw sgw1 sgw2)" \
+		--before-exit "$(secgw_stop_cmd sgw1 sgw2)" --json >"$out" 2>"$err"
+	local rc=$?
+	secgw_stop sgw1 sgw2
+	return $rc
 }
-at_rest "$run/idle.json"
-"$PY" -c '
+
+b_run() { # esgw|secgw alg pair
+	local kind=$1 alg=$2 pair=$3 out=$run/B-$2-$1-$3.json
+	echo " $kind, pair $pair:"
+	chain_generator "$kind" "$alg" "$out" "$run/B.err" $(search_args) --label "$alg" ||
+		die "esgw-bench failed: (B) $kind $alg"
+	print_search "$out"
+	record B chain "$kind" "$alg" "$pair" "$out"
+}
+
+c_run() { # esgw|secgw alg pair
+	local kind=$1 alg=$2 pair=$3 out=$run/C-$1-$3.json
+	chain_generator "$kind" "$alg" "$out" "$run/C.err" --size "$LAT_SIZE" --rate "$LAT_RATES" \
+		--duration "$LAT_DURATION" --label "$alg" || die "esgw-bench failed: (C) $kind"
+	"$PY" -c '
 import json, sys
-d = json.load(open(sys.argv[1]))
-for gw, g in sorted(d["gateways"].items()):
-    print("%s: %.2f%% of one CPU (%s)" % (gw, 100 * g["cpu"], ", ".join("%s %.2f%%" % (k, 100 * v) for k, v in sorted(g["processes"].items()))))' "$run/idle.json"
+for t in json.load(open(sys.argv[1]))["results"][0]["trials"]:
+    l = t["latency_us"]
+    print("  %s %6.0f pps: delivered %.0f, p50 %.1f us p99 %.1f us max %.1f us" % (
+        sys.argv[2], t["rate_asked"], t["delivered_pps"], l["p50"], l["p99"], l["max"]))' "$out" "$kind"
+	record C latency "$kind" "$alg" "$pair" "$out"
+}
 
-run_config one-worker 1 "$SIZES" "$ALGS"
-[ "$TWO_WORKERS" -eq 1 ] && run_config two-workers 2 "$SIZES" "$ALGS"
+# esgw's per-stage cycles: one more trial per size at full speed, between two
+# samples of the dataplane's cycle counters; the generator reads each
+# process's CPU time and context switches over the same trial.
+stage_files=()
+measure_stages() { # tag dsts
+	local tag=$1 dsts=$2 size out="$run/stages-$1.json" sep=""
+	echo "{" >"$out"
+	chain_ports esgw
+	for size in "${size_list[@]}"; do
+		esgwctl gw1 --json show dataplane >"$run/dp-gw1-before.json"
+		esgwctl gw2 --json show dataplane >"$run/dp-gw2-before.json"
+		generator --dst "$dsts" --size "$size" --rate 0 --duration "$STAGE_TRIAL" \
+			--watch "$(watch_list esgw gw1 gw2)" --json \
+			>"$run/stage-trial.json" 2>>"$run/stages.err" ||
+			die "esgw-bench failed for $tag $size (per-stage trial)"
+		sleep 1.2 # ctld samples the counters about once a second
+		esgwctl gw1 --json show dataplane >"$run/dp-gw1-after.json"
+		esgwctl gw2 --json show dataplane >"$run/dp-gw2-after.json"
+		printf '%s"%s":' "$sep" "$size" >>"$out"
+		"$PY" "$top/bench/stage_cost.py" "$run"/dp-gw1-{before,after}.json \
+			"$run"/dp-gw2-{before,after}.json "$run/stage-trial.json" >>"$out"
+		sep=,
+	done
+	echo "}" >>"$out"
+	stage_files+=("$tag=$out")
+}
+
+start_esgw_chain() {
+	start_esgw 2 gw1 gw2
+	# gw1 first: its wan is the server gw2's wan connects to, and adding an
+	# interface restarts that gateway's dataplane (which drops memif peers).
+	configure_ports gw1 1 "$(memif memif0 server gw1-lan.sock "$MAC_G1_LAN")" \
+		"$(memif memif1 server wan.sock "$MAC_G1_WAN")"
+	configure_ports gw2 2 "$(memif memif0 server gw2-lan.sock "$MAC_G2_LAN")" \
+		"$(memif memif1 client wan.sock "$MAC_G2_WAN")"
+}
+start_secgw_chain() { # alg
+	rm -f "$run"/sgw1-*.sock "$run"/sgw2-*.sock "$run"/sgw-wan.sock
+	secgw_config "$run/sgw1.cfg" "$1" 1000 2000 192.168.3.1 192.168.3.2 \
+		192.168.1.0/24 192.168.2.0/24 "$MAC_GEN_A" "$MAC_G2_WAN"
+	secgw_config "$run/sgw2.cfg" "$1" 2000 1000 192.168.3.2 192.168.3.1 \
+		192.168.2.0/24 192.168.1.0/24 "$MAC_GEN_B" "$MAC_G1_WAN"
+	secgw_start sgw1 "$CPU_sgw1" "$run/sgw1.cfg" \
+		"$(memif memif0 server sgw1-lan.sock "$MAC_G1_LAN")" \
+		"$(memif memif1 server sgw-wan.sock "$MAC_G1_WAN")"
+	secgw_start sgw2 "$CPU_sgw2" "$run/sgw2.cfg" \
+		"$(memif memif0 server sgw2-lan.sock "$MAC_G2_LAN")" \
+		"$(memif memif1 client sgw-wan.sock "$MAC_G2_WAN")"
+}
+
+idle_args=()
+setting_bc() {
+	local alg pair kind algs=("${alg_list[@]}")
+	has_setting B || algs=("$FIRST_ALG") # (C) alone: the first algorithm
+	say "the chain: two esgw gateways (esgw-ctld --standalone --workers 2)"
+	start_esgw_chain
+	for alg in "${algs[@]}"; do
+		configure_sas "$alg" 1 gw1:1 gw2:2
+		sleep 1 # let the pushes of the configuration settle
+		if [ "$alg" = "$FIRST_ALG" ]; then
+			say "CPU of the gateways at rest, over $IDLE_SECONDS s each"
+			at_rest "$run/idle-esgw.json" "$PFX-gw1" "$PFX-gw2"
+			freeze gw1 gw2
+			start_secgw_chain "$alg"
+			sleep 1
+			at_rest "$run/idle-secgw.json" "$PFX-sgw1" "$PFX-sgw2"
+			secgw_stop sgw1 sgw2
+			thaw gw1 gw2
+			idle_args=(--idle "$run/idle-esgw.json" --idle-secgw "$run/idle-secgw.json")
+		fi
+		has_setting B && say "(B) the chain: $alg, sizes $SIZES, $PAIRS pairs"
+		for pair in $(seq 1 "$PAIRS"); do
+			for kind in esgw secgw; do
+				if [ "$kind" = secgw ]; then freeze gw1 gw2; fi
+				has_setting B && b_run "$kind" "$alg" "$pair"
+				if has_setting C && [ "$alg" = "$FIRST_ALG" ]; then
+					[ "$pair" -eq 1 ] && [ "$kind" = esgw ] &&
+						say "(C) latency through the chain: $alg, $LAT_SIZE B, $LAT_RATES packets/s"
+					c_run "$kind" "$alg" "$pair"
+				fi
+				if [ "$kind" = secgw ]; then thaw gw1 gw2; fi
+			done
+		done
+		if has_setting B; then
+			say "esgw per-stage cycles at full load: $alg"
+			measure_stages "one-worker:$alg" "$DSTS_1"
+		fi
+	done
+}
+
+# esgw with two workers and two SA pairs (two tunnels), next to one worker.
+two_worker_args=()
+two_workers() {
+	local alg out
+	for alg in "${alg_list[@]}"; do
+		say "esgw, two workers, two SA pairs: $alg, zero-loss search, sizes $SIZES"
+		configure_sas "$alg" 2 gw1:1 gw2:2
+		sleep 1
+		out=$run/two-workers-$alg.json
+		chain_ports esgw
+		generator --dst "$DSTS_2" $(search_args) --label "$alg" \
+			--watch "$(watch_list esgw gw1 gw2)" --json >"$out" 2>"$run/two.err" ||
+			die "esgw-bench failed: two workers $alg"
+		print_search "$out"
+		two_worker_args+=("$alg=$out")
+		measure_stages "two-workers:$alg" "$DSTS_2"
+	done
+}
 
 # Where gw1's cycles go at full load, by function: perf samples on the CPU
 # clock (this VM has no hardware counters), gw1's rxtx, router and worker.
 profile_args=()
-if [ "$PROFILE" -eq 1 ]; then
-	alg=${alg_list[0]}
+profile() {
+	local alg=$FIRST_ALG pids perf_pid
 	say "profile: perf record of gw1 at full load, $alg 64 bytes"
-	if command -v perf >/dev/null 2>&1; then
-		configure_sas "$alg" 1
-		generator --dst "$DSTS_1" --size 64 --rate 1000 --duration 0.5 >/dev/null 2>&1 || true
-		pids=$(prefix_pids "$PFX-gw1" | while read -r p; do
-			grep -qE 'esgw-(rxtx|router|crypto)' "/proc/$p/cmdline" 2>/dev/null && echo "$p"
-		done | paste -sd, -)
-		perf record -q -e cpu-clock -F 2999 -p "$pids" -o "$run/perf.data" -- sleep 3 \
-			>"$run/perf.err" 2>&1 &
-		perf_pid=$!
-		sleep 0.3
-		generator --dst "$DSTS_1" --size 64 --rate 0 --duration 3 >/dev/null 2>>"$run/perf.err" || true
-		wait "$perf_pid" || true
-		if perf report -i "$run/perf.data" --stdio --no-children --sort comm,dso,sym \
-			--percent-limit 1 2>>"$run/perf.err" | grep -v '^#' | grep -v '^$' \
-			>"$run/profile.txt" && [ -s "$run/profile.txt" ]; then
-			head -n 40 "$run/profile.txt"
-			profile_args=(--profile "$run/profile.txt" --profile-what "$alg 64-byte frames at full load, gw1 (encrypt side)")
-		else
-			echo "perf record/report failed: $(tail -n 3 "$run/perf.err")"
-		fi
-	else
+	if ! command -v perf >/dev/null 2>&1; then
 		echo "perf not installed (apt-get install linux-perf): no profile"
+		return 0
 	fi
-fi
+	configure_sas "$alg" 1 gw1:1 gw2:2
+	chain_ports esgw
+	generator --dst "$DSTS_1" --size 64 --rate 1000 --duration 0.5 >/dev/null 2>&1 || true
+	pids=$(prefix_pids "$PFX-gw1" | while read -r p; do
+		grep -qE 'esgw-(rxtx|router|crypto)' "/proc/$p/cmdline" 2>/dev/null && echo "$p"
+	done | paste -sd, -)
+	perf record -q -e cpu-clock -F 2999 -p "$pids" -o "$run/perf.data" -- sleep 3 \
+		>"$run/perf.err" 2>&1 &
+	perf_pid=$!
+	sleep 0.3
+	generator --dst "$DSTS_1" --size 64 --rate 0 --duration 3 >/dev/null 2>>"$run/perf.err" || true
+	wait "$perf_pid" || true
+	if perf report -i "$run/perf.data" --stdio --no-children --sort comm,dso,sym \
+		--percent-limit 1 2>>"$run/perf.err" | grep -v '^#' | grep -v '^$' \
+		>"$run/profile.txt" && [ -s "$run/profile.txt" ]; then
+		head -n 40 "$run/profile.txt"
+		profile_args=(--profile "$run/profile.txt" --profile-what "$alg 64-byte frames at full load, gw1 (encrypt side)")
+	else
+		echo "perf record/report failed: $(tail -n 3 "$run/perf.err")"
+	fi
+}
 
-# Point 6: what adaptive polling costs at load, and saves at rest: the same
-# gateways restarted with esgw-ctld --busy-poll (no process ever sleeps).
+# What adaptive polling costs at load, and saves at rest: the same gateways
+# restarted with esgw-ctld --busy-poll (no process ever sleeps).
 poll_args=()
-if [ "$BUSY_POLL" -eq 1 ]; then
-	alg=${alg_list[0]}
+busy_poll() {
+	local alg=$FIRST_ALG
 	say "busy polling (esgw-ctld --busy-poll) next to adaptive polling: $alg, sizes $POLL_SIZES"
-	stop_gateways
+	stop_esgw gw1 gw2
 	CTLD_EXTRA=(--busy-poll)
-	memif_gateways
+	start_esgw_chain
 	CTLD_EXTRA=()
-	configure_sas "$alg" 1
+	configure_sas "$alg" 1 gw1:1 gw2:2
 	sleep 2
-	at_rest "$run/idle-busy-poll.json"
+	at_rest "$run/idle-busy-poll.json" "$PFX-gw1" "$PFX-gw2"
+	chain_ports esgw
 	generator --dst "$DSTS_1" --size "$POLL_SIZES" --search --trial "$TRIAL" --steps "$STEPS" \
 		--label "$alg" --json >"$run/bench-busy-poll.json" 2>"$run/bench-busy-poll.err" ||
 		die "esgw-bench failed with --busy-poll"
 	print_search "$run/bench-busy-poll.json"
 	poll_args=(--busy-poll "$alg=$run/bench-busy-poll.json" --busy-idle "$run/idle-busy-poll.json")
-	stop_gateways
-fi
+	stop_esgw gw1 gw2
+}
 
-# ---------------------------------------------------------------------------
 veth_args=()
-if [ "$VETH" -eq 1 ]; then
-	say "mode (b): veth in network namespaces, $VETH_ALG, sizes $VETH_SIZES"
-	stop_gateways
+veth_chain() {
+	local veth_driver=af_xdp veth_note=
+	say "veth in network namespaces, $VETH_ALG, sizes $VETH_SIZES"
 	NS_gw1=$PFX-gw1 NS_gw2=$PFX-gw2 NS_gen=$PFX-gen
 	for ns in $NS_gen $NS_gw1 $NS_gw2; do
 		ip netns del "$ns" 2>/dev/null || true
@@ -515,8 +817,6 @@ if [ "$VETH" -eq 1 ]; then
 		mount -t bpf bpf /sys/fs/bpf && BPF_MOUNTED=1
 	fi
 	# The generator's ports tell whether net_af_xdp works on this kernel.
-	veth_driver=af_xdp
-	veth_note=
 	if ! in_ns "$NS_gen" "$run/bin/esgw-bench" --file-prefix "$PFX-gen" --in-memory --no-pci \
 		-m 64 --lcores "40@$GEN_CPU" --vdev net_af_xdp0,iface=bga --vdev net_af_xdp1,iface=bgb \
 		-- --probe-only --connect-timeout 3 >"$run/af_xdp-probe.out" 2>&1; then
@@ -524,33 +824,48 @@ if [ "$VETH" -eq 1 ]; then
 		echo "bench/run.sh: $veth_note"
 		veth_driver=af_packet
 	fi
-	start_gateways 1
-	configure_ports "net_${veth_driver}0,iface=lan" "net_${veth_driver}1,iface=wan" \
-		"net_${veth_driver}0,iface=lan" "net_${veth_driver}1,iface=wan"
+	start_esgw 1 gw1 gw2
+	configure_ports gw1 1 "net_${veth_driver}0,iface=lan" "net_${veth_driver}1,iface=wan"
+	configure_ports gw2 2 "net_${veth_driver}0,iface=lan" "net_${veth_driver}1,iface=wan"
 	GEN_PORTS=(--vdev "net_${veth_driver}0,iface=bga" --vdev "net_${veth_driver}1,iface=bgb")
-	configure_sas "$VETH_ALG" 1
+	configure_sas "$VETH_ALG" 1 gw1:1 gw2:2
 	echo "driver: net_$veth_driver"
 	generator --dst "$DSTS_1" --size "$VETH_SIZES" --search --trial "$TRIAL" --steps "$STEPS" \
 		--label "$VETH_ALG" --json >"$run/bench-veth.json" 2>"$run/bench-veth.err" ||
-		die "esgw-bench failed in mode (b)"
+		die "esgw-bench failed with veth"
 	print_search "$run/bench-veth.json"
 	veth_args=(--veth "net_$veth_driver:$VETH_ALG=$run/bench-veth.json")
 	[ -n "$veth_note" ] && veth_args+=(--veth-note "$veth_note")
-	stop_gateways
-fi
+	stop_esgw gw1 gw2
+	NS_gw1= NS_gw2= NS_gen=
+}
 
-say "esgw next to the crypto ceiling"
+# ---------------------------------------------------------------------------
+has_setting A && setting_a
+if has_setting B || has_setting C; then
+	setting_bc
+	[ "$TWO_WORKERS" -eq 1 ] && has_setting B && two_workers
+	[ "$PROFILE" -eq 1 ] && profile
+	stop_esgw gw1 gw2
+fi
+[ "$BUSY_POLL" -eq 1 ] && busy_poll
+[ "$VETH" -eq 1 ] && veth_chain
+
+say "esgw next to ipsec-secgw"
+elapsed=$(($(date +%s) - started))
 machine="- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -r)
-- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average before the run: $load_before, run time $(( $(date +%s) - started )) s
-- esgw: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet 2>/dev/null || echo ' (uncommitted changes)')
+- date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average before the run: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg), run time $elapsed s
+- esgw: $(git -C "$top" rev-parse --short HEAD 2>/dev/null || echo unknown)$(git -C "$top" diff --quiet HEAD 2>/dev/null || echo ' (uncommitted changes)')
+- ipsec-secgw: DPDK $(dpkg-query -W -f='${Version}' dpdk-doc 2>/dev/null || echo '?') example sources (dpdk-doc), built by bench/secgw.sh
 "
 results_args=()
 [ "$WRITE_RESULTS" -eq 1 ] && results_args=(--markdown "$OUT")
-"$PY" "$top/bench/report.py" --imb-raw "$run/imb-raw.json" --bench "${bench_files[@]}" \
-	--stages "${stage_files[@]}" --idle "$run/idle.json" "${esp_core_args[@]}" "${poll_args[@]}" \
-	"${veth_args[@]}" "${profile_args[@]}" \
-	--gateways "$PFX-gw1" "$PFX-gw2" --command "$cmdline" --machine "$machine" \
-	--settings "trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=$MEMIF_RING gen_cpu=$GEN_CPU idle_seconds=$IDLE_SECONDS; gw1: $PLACE_gw1; gw2: $PLACE_gw2" \
+"$PY" "$top/bench/report.py" --runs "$RUNS" "${raw_args[@]}" --stages "${stage_files[@]}" \
+	--two-workers "${two_worker_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
+	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
+	--command "$cmdline" --machine "$machine" --note "$NOTE" \
+	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each" \
 	"${results_args[@]}"
 [ "$WRITE_RESULTS" -eq 1 ] && echo "written: $OUT"
+echo "bench/run.sh: run time $elapsed s"
 exit 0

@@ -3,10 +3,10 @@
 """Per-stage cost of one measured trial: from `esgwctl --json show dataplane`
 taken before and after it on both gateways, the busy TSC cycles per packet of
 each process, and the crypto worker's cycles per encrypted (gw1) and decrypted
-(gw2) packet. With the CPU snapshots of cpu_usage.py around the same trial, also
-each process's CPU share and its CPU time per packet in TSC cycles (what the
-process cost, sleeping and spinning included, preemption by others excluded).
-Prints one JSON object."""
+(gw2) packet. From the trial's own /proc readings (esgw-bench --watch), each
+process's CPU share, its CPU time per packet in TSC cycles (what the process
+cost, sleeping and spinning included, waiting for the CPU excluded) and its
+context switches per 1,000 packets. Prints one JSON object."""
 import json
 import sys
 
@@ -19,23 +19,6 @@ def per_packet(before, after, cycles, packets):
     dc = after[cycles] - before[cycles]
     dp = after[packets] - before[packets]
     return dc / dp if dp > 0 and dc >= 0 else None
-
-
-def cpu_shares(cpu_before, cpu_after, gw):
-    """{dataplane name: share of one CPU} of the gateway whose prefix ends in -gw."""
-    if cpu_before is None:
-        return {}, 0.0
-    a, b = json.load(open(cpu_before)), json.load(open(cpu_after))
-    seconds = b["time"] - a["time"]
-    shares, total = {}, 0.0
-    for pid, p in b["procs"].items():
-        if not p["prefix"].endswith("-" + gw) or pid not in a["procs"]:
-            continue
-        share = (p["ticks"] - a["procs"][pid]["ticks"]) / b["hz"] / seconds
-        total += share
-        role = p["role"].replace("esgw-", "")
-        shares[role] = share
-    return shares, total
 
 
 def through(before, after, gw):
@@ -53,11 +36,25 @@ def ratio(num, den):
     return num / den if den > 0 and num >= 0 else None
 
 
-def gateway(gw, before_path, after_path, cpu_before, cpu_after, seconds):
+def procs_of(trial, gw):
+    """{role: /proc entry} of the gateway's processes ("gw1.rxtx" -> "rxtx")."""
+    out = {}
+    for p in (trial or {}).get("procs", []):
+        name, _, role = p["name"].partition(".")
+        cpu = p["run_s"] if p.get("run_s") is not None else p.get("cpu_s")
+        if name == gw and cpu is not None:
+            out[role] = dict(p, cpu=cpu)
+    return out
+
+
+def gateway(gw, before_path, after_path, trial, tsc_hz):
     before, after = totals(before_path), totals(after_path)
-    shares, total = cpu_shares(cpu_before, cpu_after, gw)
+    procs = procs_of(trial, gw)
+    seconds = (trial or {}).get("seconds") or 0
+    delivered = (trial or {}).get("proc_packets") or 0
     n_through = through(before, after, gw)
-    out = {"cpu": total, "through_packets": n_through}
+    out = {"cpu": sum(p["cpu"] for p in procs.values()) / seconds if seconds else 0,
+           "through_packets": n_through}
     for name, a in after.items():
         b = before.get(name)
         if b is None or a.get("pid") != b.get("pid"):
@@ -67,7 +64,7 @@ def gateway(gw, before_path, after_path, cpu_before, cpu_after, seconds):
         if name.startswith("crypto"):
             packets = max(a["encrypt_packets"] - b["encrypt_packets"],
                           a["decrypt_packets"] - b["decrypt_packets"])
-        share = shares.get(name)
+        p = procs.get(name)
         out[name] = {
             # per packet handled (rxtx: RX and TX each count), as the
             # dataplane reports it
@@ -80,23 +77,21 @@ def gateway(gw, before_path, after_path, cpu_before, cpu_after, seconds):
             "encrypt_cycles_per_packet": per_packet(b, a, "encrypt_cycles", "encrypt_packets"),
             "decrypt_cycles_per_packet": per_packet(b, a, "decrypt_cycles", "decrypt_packets"),
             "busy_packets": a["busy_packets"] - b["busy_packets"],
-            "cpu": share,
-            "cpu_cycles_per_packet": (share * seconds * a["tsc_hz"] / packets
-                                      if share is not None and packets > 0 and seconds else None),
+            "cpu": p["cpu"] / seconds if p and seconds else None,
+            # over the transmission, per packet the generator received in it
+            "cpu_cycles_per_packet": (p["cpu"] * tsc_hz / delivered
+                                      if p and delivered > 0 else None),
+            "switches_per_1000": (1000.0 * (p["voluntary"] + p["nonvoluntary"]) / delivered
+                                  if p and delivered > 0 else None),
         }
     return out
 
 
 if __name__ == "__main__":
-    if len(sys.argv) not in (5, 8):
-        sys.exit("usage: stage_cost.py GW1_BEFORE GW1_AFTER GW2_BEFORE GW2_AFTER "
-                 "[CPU_BEFORE CPU_AFTER TRIAL_JSON]")
-    cpu_b = cpu_a = trial = None
-    seconds = 0
-    if len(sys.argv) == 8:
-        cpu_b, cpu_a = sys.argv[5], sys.argv[6]
-        seconds = json.load(open(cpu_a))["time"] - json.load(open(cpu_b))["time"]
-        trial = json.load(open(sys.argv[7]))["results"][0]["trial"]
-    print(json.dumps({"gw1": gateway("gw1", sys.argv[1], sys.argv[2], cpu_b, cpu_a, seconds),
-                      "gw2": gateway("gw2", sys.argv[3], sys.argv[4], cpu_b, cpu_a, seconds),
+    if len(sys.argv) != 6:
+        sys.exit("usage: stage_cost.py GW1_BEFORE GW1_AFTER GW2_BEFORE GW2_AFTER TRIAL_JSON")
+    doc = json.load(open(sys.argv[5]))
+    trial = doc["results"][0]["trials"][0]
+    print(json.dumps({"gw1": gateway("gw1", sys.argv[1], sys.argv[2], trial, doc["tsc_hz"]),
+                      "gw2": gateway("gw2", sys.argv[3], sys.argv[4], trial, doc["tsc_hz"]),
                       "trial": trial}))

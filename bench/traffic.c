@@ -174,6 +174,55 @@ static void handle_arp(struct bench *b, uint16_t port, struct rte_mbuf *m)
 	}
 }
 
+static int expected_len(const struct bench *b, unsigned int len)
+{
+	for (unsigned int i = 0; i < b->nb_expect_len; i++)
+		if (len == b->expect_len[i])
+			return 1;
+	return 0;
+}
+
+/* --expect-esp: what comes back on port B is the gateway's ESP, opaque to us.
+ * A frame of the SA (its SPI, or any ESP) counts as received if its length is
+ * one that the trial's packets must take (RFC 4303 padding to the block, the
+ * algorithm's IV and ICV); its sequence number, in clear, shows reordering. */
+static void count_esp(const struct bench *b, const struct rte_mbuf *m, struct trial_result *r,
+		      uint32_t *max_seq)
+{
+	const struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, const struct rte_ether_hdr *);
+	const struct rte_ipv4_hdr *ip = (const struct rte_ipv4_hdr *)(eth + 1);
+	const uint8_t *esp;
+	unsigned int ihl;
+	uint32_t spi, seq;
+
+	if (eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) ||
+	    m->data_len < sizeof(*eth) + sizeof(*ip) + BENCH_ESP_HDR_LEN) {
+		r->foreign++;
+		return;
+	}
+	ihl = (ip->version_ihl & 0xfu) * 4u;
+	if (ip->next_proto_id != IPPROTO_ESP || ihl < sizeof(*ip) ||
+	    m->data_len < sizeof(*eth) + ihl + BENCH_ESP_HDR_LEN) {
+		r->foreign++;
+		return;
+	}
+	esp = (const uint8_t *)ip + ihl;
+	memcpy(&spi, esp, 4);
+	memcpy(&seq, esp + 4, 4);
+	seq = rte_be_to_cpu_32(seq);
+	if (b->expect_spi != 0 && spi != b->expect_spi) {
+		r->foreign++;
+	} else if (!expected_len(b, m->data_len)) {
+		r->wrong_length++;
+	} else {
+		if (seq < *max_seq)
+			r->reordered++;
+		else
+			*max_seq = seq;
+		r->received++;
+	}
+}
+
 /* Receive on one port: ARP is answered, our packets are counted and timed,
  * anything else is counted as foreign. Returns the packets seen. */
 static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r, uint32_t *max_seq)
@@ -193,6 +242,8 @@ static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r
 			r->foreign++;
 		} else if (eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP)) {
 			handle_arp(b, port, m);
+		} else if (port == BENCH_PORT_B && b->expect_esp) {
+			count_esp(b, m, r, max_seq);
 		} else if (port == BENCH_PORT_B &&
 			   eth->ether_type == rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4) &&
 			   m->data_len >= HEADERS_LEN + sizeof(*pl)) {
@@ -220,6 +271,22 @@ static uint16_t poll_port(struct bench *b, uint16_t port, struct trial_result *r
 	return n;
 }
 
+/* Port B first and until it is empty (up to a few bursts): what the gateway
+ * delivers must not wait in its ring behind our own transmission, or a
+ * generator preempted for a moment would be counted as the gateway's loss.
+ * Returns the packets seen on both ports. */
+static unsigned int poll_ports(struct bench *b, struct trial_result *r, uint32_t *max_seq)
+{
+	unsigned int seen = 0, n;
+	int bursts = 0;
+
+	do {
+		n = poll_port(b, BENCH_PORT_B, r, max_seq);
+		seen += n;
+	} while (n == BENCH_BURST && ++bursts < 8);
+	return seen + poll_port(b, BENCH_PORT_A, r, max_seq);
+}
+
 /* The headers of every generated packet of one frame length and destination. */
 static void make_headers(const struct bench *b, unsigned int frame, uint32_t dst,
 			 uint8_t hdr[HEADERS_LEN])
@@ -237,7 +304,7 @@ static void make_headers(const struct bench *b, unsigned int frame, uint32_t dst
 	ip->total_length = rte_cpu_to_be_16(ip_len);
 	ip->time_to_live = 64;
 	ip->next_proto_id = IPPROTO_UDP;
-	ip->src_addr = b->addr_a;
+	ip->src_addr = b->inner_src;
 	ip->dst_addr = dst;
 	ip->hdr_checksum = rte_ipv4_cksum(ip);
 	udp->src_port = rte_cpu_to_be_16(BENCH_UDP_SRC);
@@ -268,11 +335,50 @@ static void latency_summary(const struct bench *b, struct trial_result *r)
 	r->latency_max_us = b->latency[n - 1] * us;
 }
 
+/* Fills pkts with n new packets of the trial: headers, stamp, and for --esp-tx
+ * the ESP around them. Returns 0, or -1 if the ESP could not be made. */
+static int build_burst(struct bench *b, const struct bench_size *size,
+		       uint8_t headers[][BENCH_MAX_DST][HEADERS_LEN], struct rte_mbuf **pkts,
+		       unsigned int n, uint32_t *seq, unsigned int *next_frame)
+{
+	/* With ESP the inner packet's Ethernet header falls where the ESP
+	 * header and IV go, which esp_tx_seal writes over afterwards. */
+	unsigned int offset =
+		b->esp_tx ? esp_tx_inner_offset(b->esp_tx) - sizeof(struct rte_ether_hdr) : 0;
+	uint64_t now = rte_rdtsc();
+
+	for (unsigned int i = 0; i < n; i++) {
+		struct rte_mbuf *m = pkts[i];
+		unsigned int frame = size->frames[*next_frame];
+		uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *) + offset;
+		struct bench_payload *pl = (struct bench_payload *)(data + HEADERS_LEN);
+
+		/* Only headers and stamp are written; the rest of the payload is
+		 * whatever the buffer held, which costs nothing and matters to
+		 * no one on the path. Destinations by sequence number: the
+		 * spread is the same whatever the ports refuse. */
+		memcpy(data, headers[*next_frame][*seq % b->nb_dst], HEADERS_LEN);
+		pl->magic = BENCH_MAGIC;
+		pl->trial = b->trial_id;
+		pl->seq = (*seq)++;
+		pl->tsc = now;
+		m->data_len = m->pkt_len = offset + frame - RTE_ETHER_CRC_LEN;
+		*next_frame = *next_frame + 1 == size->nb_frames ? 0 : *next_frame + 1;
+	}
+	if (b->esp_tx)
+		return esp_tx_seal(b->esp_tx, &b->mac_a, &b->gateway_mac, pkts, n);
+	return 0;
+}
+
 int bench_trial(struct bench *b, const struct bench_size *size, double rate, double seconds,
 		double drain_seconds, struct trial_result *r)
 {
 	uint8_t headers[BENCH_MAX_PATTERN][BENCH_MAX_DST][HEADERS_LEN];
-	struct rte_mbuf *pkts[BENCH_BURST];
+	/* Packets made but refused by the port (its ring is full): sent first,
+	 * in order, before new ones are made, so that a refusal costs no
+	 * rebuild (nor, with ESP, a sequence number out of order). */
+	struct rte_mbuf *pending[BENCH_BURST];
+	unsigned int nb_pending = 0, first_pending = 0;
 	uint64_t hz = b->tsc_hz, start, end, drain_end, now;
 	uint32_t max_seq = 0, seq = 0;
 	unsigned int next_frame = 0;
@@ -283,22 +389,25 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 	for (unsigned int i = 0; i < size->nb_frames; i++)
 		for (unsigned int d = 0; d < b->nb_dst; d++)
 			make_headers(b, size->frames[i], b->dst[d], headers[i][d]);
+	b->nb_expect_len = 0;
+	if (b->expect_esp)
+		for (unsigned int i = 0; i < size->nb_frames; i++)
+			b->expect_len[b->nb_expect_len++] =
+				esp_frame_len(b->expect_alg, size->frames[i] - BENCH_L2_OVERHEAD);
 
+	proc_sample_take(b->watch, b->nb_watch, r->proc_before);
 	start = rte_rdtsc();
 	end = start + (uint64_t)(seconds * (double)hz);
 	for (now = start; now < end; now = rte_rdtsc()) {
 		uint64_t due = BENCH_BURST;
-		uint16_t n, sent;
+		uint16_t sent;
 
 		if (rate > 0) {
 			double owed = (double)(now - start) * rate / (double)hz - (double)r->sent;
 
 			due = owed < BENCH_BURST ? (uint64_t)owed : BENCH_BURST;
 		}
-		if (poll_port(b, BENCH_PORT_B, r, &max_seq) +
-				    poll_port(b, BENCH_PORT_A, r, &max_seq) ==
-			    0 &&
-		    due == 0) {
+		if (poll_ports(b, r, &max_seq) == 0 && due == 0) {
 			/* Nothing to do until the next packet is due: give the CPU to
 			 * the gateways sharing it instead of spinning. */
 			double wait_us = ((double)(r->sent + 1) / rate -
@@ -313,47 +422,35 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 		}
 		if (due == 0)
 			continue;
-		if (rte_pktmbuf_alloc_bulk(b->pool, pkts, (unsigned int)due) != 0)
-			continue; /* all mbufs in flight: the port will free some */
-		now = rte_rdtsc();
-		for (n = 0; n < due; n++) {
-			struct rte_mbuf *m = pkts[n];
-			unsigned int frame = size->frames[next_frame];
-			uint8_t *data = rte_pktmbuf_mtod(m, uint8_t *);
-			struct bench_payload *pl = (struct bench_payload *)(data + HEADERS_LEN);
-
-			/* Only headers and stamp are written; the rest of the
-			 * payload is whatever the buffer held, which costs
-			 * nothing and matters to no one on the path. */
-			/* Destinations by sequence number: a refused burst
-			 * resent keeps the same spread. */
-			memcpy(data, headers[next_frame][seq % b->nb_dst], HEADERS_LEN);
-			pl->magic = BENCH_MAGIC;
-			pl->trial = b->trial_id;
-			pl->seq = seq++;
-			pl->tsc = now;
-			m->data_len = m->pkt_len = frame - RTE_ETHER_CRC_LEN;
-			next_frame = next_frame + 1 == size->nb_frames ? 0 : next_frame + 1;
+		if (nb_pending == 0) {
+			if (rte_pktmbuf_alloc_bulk(b->pool, pending, (unsigned int)due) != 0)
+				continue; /* all mbufs in flight: the port will free some */
+			if (build_burst(b, size, headers, pending, (unsigned int)due, &seq,
+					&next_frame) < 0) {
+				rte_pktmbuf_free_bulk(pending, (unsigned int)due);
+				r->failed = 1;
+				break;
+			}
+			nb_pending = (unsigned int)due;
+			first_pending = 0;
 		}
-		sent = rte_eth_tx_burst(BENCH_PORT_A, 0, pkts, n);
-		if (sent < n) {
-			rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-			r->tx_refused += n - sent;
-			/* Refused sequence numbers never left: do not count them lost. */
-			seq -= n - sent;
-			next_frame = (next_frame + size->nb_frames * BENCH_BURST - (n - sent)) %
-				     size->nb_frames;
-		}
+		sent = rte_eth_tx_burst(BENCH_PORT_A, 0, pending + first_pending,
+					(uint16_t)nb_pending);
+		r->tx_refused += nb_pending - sent;
 		r->sent += sent;
+		nb_pending -= sent;
+		first_pending += sent;
 	}
+	if (nb_pending > 0)
+		rte_pktmbuf_free_bulk(pending + first_pending, nb_pending);
 	r->seconds = (double)(now - start) / (double)hz;
+	r->proc_packets = r->received;
+	proc_sample_take(b->watch, b->nb_watch, r->proc_after);
 	/* Packets still inside the gateways count as delivered if they arrive
 	 * before the drain ends. */
 	drain_end = now + (uint64_t)(drain_seconds * (double)hz);
 	while (r->received < r->sent && rte_rdtsc() < drain_end) {
-		if (poll_port(b, BENCH_PORT_B, r, &max_seq) +
-			    poll_port(b, BENCH_PORT_A, r, &max_seq) ==
-		    0)
+		if (poll_ports(b, r, &max_seq) == 0)
 			rte_pause();
 	}
 	r->offered_pps = (double)r->sent / r->seconds;
@@ -363,7 +460,7 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 				  (double)r->sent
 			: 0;
 	latency_summary(b, r);
-	return 0;
+	return r->failed ? -1 : 0;
 }
 
 int bench_warm_up(struct bench *b, const struct bench_size *size, double timeout)
