@@ -182,7 +182,7 @@ die() { echo "bench/run.sh: $*" >&2; exit 1; }
 prefix_pids() {
 	local prefix=$1 p
 	for p in /proc/[0-9]*; do
-		tr '\0' ' ' 2>/dev/null <"$p/cmdline" | grep -q -- "--file-prefix $prefix " &&
+		[[ "$(tr '\0' ' ' 2>/dev/null <"$p/cmdline")" == *"--file-prefix $prefix "* ]] &&
 			echo "${p#/proc/}"
 	done
 	return 0

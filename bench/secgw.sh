@@ -139,7 +139,7 @@ secgw_stop_cmd() { # name...
 # zombie, not a pid reused since).
 secgw_alive() { # pid name
 	grep -qs '^State:[[:space:]]*[^Z[:space:]]' "/proc/$1/status" &&
-		tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null | grep -q -- "--file-prefix $PFX-$2 "
+		[[ "$(tr '\0' ' ' <"/proc/$1/cmdline" 2>/dev/null)" == *"--file-prefix $PFX-$2 "* ]]
 }
 
 secgw_stop() { # name...

@@ -39,7 +39,7 @@ die() { echo "demo.sh: $*" >&2; exit 1; }
 gateway_pids() {
 	local prefix=$1 p
 	for p in /proc/[0-9]*; do
-		{ tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null | grep -q -- "--file-prefix $prefix " &&
+		[[ "$( { tr '\0' ' ' <"$p/cmdline"; } 2>/dev/null)" == *"--file-prefix $prefix "* ]] &&
 			echo "${p#/proc/}"
 	done
 	return 0
@@ -304,7 +304,7 @@ print(" ".join(sorted("%08x" % s["spi"] for s in json.load(sys.stdin)["sas"] if 
 if [ "$ike" -eq 1 ]; then
 	for gw in gw1 gw2; do
 		for i in $(seq 1 100); do # charon binds to the punt TAP's address
-			ip -n "esgw-demo-$gw" -4 addr show dev esgw-wan 2>/dev/null | grep -q 192.168.3 && break
+			[[ "$(ip -n "esgw-demo-$gw" -4 addr show dev esgw-wan 2>/dev/null)" == *192.168.3* ]] && break
 			[ "$i" -eq 100 ] && die "$gw: no TAP esgw-wan"
 			sleep 0.2
 		done
