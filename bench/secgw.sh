@@ -94,28 +94,57 @@ EOF
 }
 
 # Starts one gateway confined to one CPU (taskset: its EAL threads too; one
-# lcore there). lan and wan are memif devargs (lan is port 0).
+# lcore there). lan and wan are memif devargs (lan is port 0). DPDK 22.11's
+# ipsec-secgw now and then dies (SIGSEGV, nothing logged) just as it enters
+# its main loop, before any memif peer has connected; such a start is tried
+# again, up to 3 times, and said on stderr.
 secgw_start() { # name cpu config lan wan
-	local name=$1 cpu=$2 log=$run/$1.log
-	# stdbuf: its log is line-buffered, so it shows how far a start got.
-	taskset -c "$cpu" stdbuf -oL "$SECGW_BIN" --in-memory --no-pci -l "$cpu" --file-prefix "$PFX-$name" \
-		--vdev "$4" --vdev "$5" --vdev crypto_aesni_mb -- \
-		-p 0x3 -P -u 0x2 --config "(0,0,$cpu),(1,0,$cpu)" -f "$3" -l -w 64 >"$log" 2>&1 &
-	SECGW_PID[$name]=$!
-	# Killed on purpose at the end of each run (secgw_stop_cmd): not a job
-	# whose end bash should report. bash still reaps it.
-	disown "${SECGW_PID[$name]}"
+	local name=$1 cpu=$2 log=$run/$1.log attempt
+	for attempt in 1 2 3; do
+		# stdbuf: its log is line-buffered, so it shows how far a start got.
+		taskset -c "$cpu" stdbuf -oL "$SECGW_BIN" --in-memory --no-pci -l "$cpu" \
+			--file-prefix "$PFX-$name" --vdev "$4" --vdev "$5" --vdev crypto_aesni_mb -- \
+			-p 0x3 -P -u 0x2 --config "(0,0,$cpu),(1,0,$cpu)" -f "$3" -l -w 64 >"$log" 2>&1 &
+		SECGW_PID[$name]=$!
+		# Killed on purpose at the end of each run (secgw_stop_cmd): not a
+		# job whose end bash should report. bash still reaps it.
+		disown "${SECGW_PID[$name]}"
+		if secgw_wait_started "$name" "$log"; then
+			return 0
+		fi
+		echo "bench/run.sh: ipsec-secgw $name died at start-up (attempt $attempt of 3)" >&2
+		tail -n 5 "$log" >&2
+		secgw_server_sockets_remove "$4" "$5"
+	done
+	die "ipsec-secgw $name did not start" \
+		"($(awk '/HugePages_Free/ {print $2}' /proc/meminfo) hugepages free)"
+}
+
+# The socket files of the memif devargs given whose role is server: a dead
+# server leaves its socket behind, and its successor must create it anew.
+secgw_server_sockets_remove() { # devargs...
+	local d sock
+	for d in "$@"; do
+		[[ $d == *role=server* ]] || continue
+		sock=${d#*socket=}
+		rm -f "${sock%%,*}"
+	done
+}
+
+# 0 once name's log says it entered its main loop and it is still alive a
+# moment later; 1 if it died first; exits after 30 s without either.
+secgw_wait_started() { # name log
 	for _ in $(seq 1 150); do
-		grep -q 'entering main loop' "$log" 2>/dev/null && return 0
-		secgw_alive "${SECGW_PID[$name]}" "$name" || {
-			tail -n 20 "$log" >&2
-			die "ipsec-secgw $name exited during start-up" \
-				"($(awk '/HugePages_Free/ {print $2}' /proc/meminfo) hugepages free)"
-		}
+		if grep -q 'entering main loop' "$2" 2>/dev/null; then
+			sleep 0.3
+			secgw_alive "${SECGW_PID[$1]}" "$1"
+			return
+		fi
+		secgw_alive "${SECGW_PID[$1]}" "$1" || return 1
 		sleep 0.2
 	done
-	tail -n 20 "$log" >&2
-	die "ipsec-secgw $name did not start in 30 s"
+	tail -n 20 "$2" >&2
+	die "ipsec-secgw $1 did not start in 30 s"
 }
 
 # A command for esgw-bench --before-exit: kill these gateways and wait until
