@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "byteorder.h"
+
 #define IPV4_MIN_HEADER 20
 #define PROTO_ICMP 1
 #define PROTO_TCP 6
@@ -18,16 +20,6 @@ bool esgw_protocol_has_ports(uint8_t proto)
 	return proto == PROTO_TCP || proto == PROTO_UDP || proto == PROTO_SCTP;
 }
 
-static uint16_t be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 int esgw_flow_from_ipv4(const uint8_t *ip, size_t len, struct esgw_flow *flow)
 {
 	size_t ihl;
@@ -37,19 +29,19 @@ int esgw_flow_from_ipv4(const uint8_t *ip, size_t len, struct esgw_flow *flow)
 	ihl = (size_t)(ip[0] & 0x0f) * 4;
 	if (ihl < IPV4_MIN_HEADER || ihl > len)
 		return -1;
-	flow->src = be32(ip + 12);
-	flow->dst = be32(ip + 16);
+	flow->src = read_be32(ip + 12);
+	flow->dst = read_be32(ip + 16);
 	flow->proto = ip[9];
 	flow->has_ports = false;
 	flow->sport = flow->dport = 0;
 	/* Only an unfragmented packet or a first fragment carries the ports. */
-	if (!esgw_protocol_has_ports(flow->proto) || (be16(ip + 6) & 0x1fff) != 0)
+	if (!esgw_protocol_has_ports(flow->proto) || (read_be16(ip + 6) & 0x1fff) != 0)
 		return 0;
 	if (len < ihl + 4)
 		return -1;
 	flow->has_ports = true;
-	flow->sport = be16(ip + ihl);
-	flow->dport = be16(ip + ihl + 2);
+	flow->sport = read_be16(ip + ihl);
+	flow->dport = read_be16(ip + ihl + 2);
 	return 0;
 }
 

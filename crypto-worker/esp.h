@@ -13,6 +13,7 @@
 
 #include <intel-ipsec-mb.h>
 
+#include "byteorder.h"
 #include "drops.h"
 #include "esp_algorithms.h"
 #include "shm.h" /* struct esgw_sa_runtime; only its types are used here */
@@ -235,30 +236,6 @@ static inline uint16_t esp_ipv4_checksum(const uint8_t *hdr, unsigned int ihl_by
 	while (sum >> 16)
 		sum = (sum & 0xffff) + (sum >> 16);
 	return (uint16_t)~sum; /* host order: store big-endian */
-}
-
-static inline void esp_put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static inline void esp_put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static inline uint16_t esp_get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t esp_get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
 
 #endif

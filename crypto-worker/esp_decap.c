@@ -68,7 +68,7 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	if (payload < ESP_TRAILER_LEN || payload % sa->block_len != 0)
 		return -1;
 	esp = ip + ihl;
-	if (esp_get_be32(esp) != sa->spi) {
+	if (read_be32(esp) != sa->spi) {
 		*reason = ESGW_DROP_NO_SA;
 		return -1;
 	}
@@ -78,8 +78,8 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	}
 	/* ESN: the high half is inferred from the window (RFC 4303 A2.2);
 	 * the ICV, which covers it, then confirms the guess. */
-	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, esp_get_be32(esp + 4))
-		       : esp_get_be32(esp + 4);
+	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, read_be32(esp + 4))
+		       : read_be32(esp + 4);
 	if (!replay_check(&sa->rt->replay, *seq)) {
 		*reason = ESGW_DROP_REPLAY;
 		return -1;
@@ -119,7 +119,7 @@ static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 		if (sa->esn) {
 			/* RFC 4106 5 / RFC 7634 2.1: SPI || seq_hi || seq_lo */
 			memcpy(aad, esp, 4);
-			esp_put_be32(aad + 4, (uint32_t)(seq >> 32));
+			write_be32(aad + 4, (uint32_t)(seq >> 32));
 			memcpy(aad + 8, esp + 4, 4);
 		}
 		job->iv = nonce;
@@ -144,7 +144,7 @@ static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 		return;
 	}
 	if (sa->esn)
-		esp_put_be32(icv, (uint32_t)(seq >> 32));
+		write_be32(icv, (uint32_t)(seq >> 32));
 	esp_hmac_fill_job(job, sa, payload_off + payload_len);
 	if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		job->cipher_mode = IMB_CIPHER_CBC;

@@ -131,18 +131,18 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	*inner_len = (uint16_t)len;
 	esp_write_outer(sa, b->data - head, esp_inner_tos(b->data), total);
 	esp = b->data - head + esp_outer_ip_len(sa);
-	esp_put_be32(esp, sa->spi);
-	esp_put_be32(esp + 4, (uint32_t)seq);
+	write_be32(esp, sa->spi);
+	write_be32(esp + 4, (uint32_t)seq);
 	make_iv(mgr, sa, seq, esp + ESP_HDR_LEN, nonce);
 	if (sa->esn) {
 		if (is_aead(sa)) {
 			/* RFC 4106 5 / RFC 7634 2.1: AAD is SPI || seq_hi || seq_lo. */
 			memcpy(aad, esp, 4);
-			esp_put_be32(aad + 4, (uint32_t)(seq >> 32));
+			write_be32(aad + 4, (uint32_t)(seq >> 32));
 			memcpy(aad + 8, esp + 4, 4);
 		} else {
 			/* Hashed behind the payload, where the ICV goes after the job. */
-			esp_put_be32(trailer + pad + ESP_TRAILER_LEN, (uint32_t)(seq >> 32));
+			write_be32(trailer + pad + ESP_TRAILER_LEN, (uint32_t)(seq >> 32));
 		}
 	}
 	/* Counted now, not after the job, so lifetimes see this burst's packets. */

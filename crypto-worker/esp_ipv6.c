@@ -21,7 +21,7 @@ int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uin
 	case 4:
 		if (avail < ESP_IPV4_HDR_LEN)
 			return -1;
-		total = esp_get_be16(p + 2);
+		total = read_be16(p + 2);
 		if (total < ESP_IPV4_HDR_LEN)
 			return -1;
 		*next_header = ESP_NEXT_HEADER_IPV4;
@@ -29,7 +29,7 @@ int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uin
 	case 6:
 		if (avail < ESP_IPV6_HDR_LEN)
 			return -1;
-		total = ESP_IPV6_HDR_LEN + esp_get_be16(p + 4);
+		total = ESP_IPV6_HDR_LEN + read_be16(p + 4);
 		*next_header = ESP_NEXT_HEADER_IPV6;
 		break;
 	default:
@@ -72,7 +72,7 @@ void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int t
 		ip[1] = (uint8_t)(tos << 4); /* flow label 0 */
 		ip[2] = 0;
 		ip[3] = 0;
-		esp_put_be16(ip + 4, (uint16_t)(total_len - ESP_IPV6_HDR_LEN));
+		write_be16(ip + 4, (uint16_t)(total_len - ESP_IPV6_HDR_LEN));
 		ip[6] = IPPROTO_ESP_NUMBER;
 		ip[7] = OUTER_TTL;
 		memcpy(ip + 8, sa->outer6_src, 16);
@@ -82,14 +82,14 @@ void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int t
 	id = sa->ip_id++;
 	ip[0] = 0x45;
 	ip[1] = tos; /* DSCP and ECN copied from the inner header (RFC 4301 5.1.2.1, RFC 6040) */
-	esp_put_be16(ip + 2, (uint16_t)total_len);
-	esp_put_be16(ip + 4, id);
-	esp_put_be16(ip + 6, 0); /* no DF: the outer packet may be fragmented on the path */
+	write_be16(ip + 2, (uint16_t)total_len);
+	write_be16(ip + 4, id);
+	write_be16(ip + 6, 0); /* no DF: the outer packet may be fragmented on the path */
 	ip[8] = OUTER_TTL;
 	ip[9] = IPPROTO_ESP_NUMBER;
 	memcpy(ip + 12, &sa->outer_src, 4);
 	memcpy(ip + 16, &sa->outer_dst, 4);
-	esp_put_be16(ip + 10, outer_ipv4_checksum(sa, tos, total_len, id));
+	write_be16(ip + 10, outer_ipv4_checksum(sa, tos, total_len, id));
 }
 
 int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
@@ -104,7 +104,7 @@ int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_
 		 * else here (extension headers are refused before). */
 		if (avail < ESP_IPV6_HDR_LEN || ip[6] != IPPROTO_ESP_NUMBER)
 			return -1;
-		total = ESP_IPV6_HDR_LEN + esp_get_be16(ip + 4);
+		total = ESP_IPV6_HDR_LEN + read_be16(ip + 4);
 		if (total > avail)
 			return -1;
 		*header_len = ESP_IPV6_HDR_LEN;
@@ -114,10 +114,10 @@ int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_
 	if (avail < ESP_IPV4_HDR_LEN || (ip[0] >> 4) != 4)
 		return -1;
 	ihl = (ip[0] & 0x0fu) * 4u;
-	total = esp_get_be16(ip + 2);
+	total = read_be16(ip + 2);
 	if (ihl < ESP_IPV4_HDR_LEN || total < ihl || total > avail)
 		return -1;
-	if (ip[9] != IPPROTO_ESP_NUMBER || (esp_get_be16(ip + 6) & IPV4_MF_AND_OFFSET) != 0)
+	if (ip[9] != IPPROTO_ESP_NUMBER || (read_be16(ip + 6) & IPV4_MF_AND_OFFSET) != 0)
 		return -1;
 	*header_len = ihl;
 	*total_len = total;
@@ -138,13 +138,13 @@ int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, u
 	if (next_header == ESP_NEXT_HEADER_IPV4) {
 		if (avail < ESP_IPV4_HDR_LEN || (p[0] >> 4) != 4)
 			return -1;
-		total = esp_get_be16(p + 2);
+		total = read_be16(p + 2);
 		if (total < ESP_IPV4_HDR_LEN)
 			return -1;
 	} else {
 		if (avail < ESP_IPV6_HDR_LEN || (p[0] >> 4) != 6)
 			return -1;
-		total = ESP_IPV6_HDR_LEN + esp_get_be16(p + 4);
+		total = ESP_IPV6_HDR_LEN + read_be16(p + 4);
 	}
 	if (total > avail)
 		return -1;

@@ -44,20 +44,20 @@ int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b)
 		return -1;
 	memmove(ip, b->data, ip_len);
 	udp = ip + ip_len;
-	esp_put_be16(udp, sa->udp_sport);
-	esp_put_be16(udp + 2, sa->udp_dport);
-	esp_put_be16(udp + 4, (uint16_t)udp_len);
-	esp_put_be16(udp + 6, 0);
+	write_be16(udp, sa->udp_sport);
+	write_be16(udp + 2, sa->udp_dport);
+	write_be16(udp + 4, (uint16_t)udp_len);
+	write_be16(udp + 6, 0);
 	if (sa->outer_ipv6) {
 		ip[6] = IPPROTO_UDP_NUMBER;
-		esp_put_be16(ip + 4, (uint16_t)udp_len);
-		esp_put_be16(udp + 6, udp6_checksum(ip, udp, (uint16_t)udp_len));
+		write_be16(ip + 4, (uint16_t)udp_len);
+		write_be16(udp + 6, udp6_checksum(ip, udp, (uint16_t)udp_len));
 	} else {
 		/* RFC 3948 2.1: over IPv4 the checksum is zero (ESP has its ICV). */
 		ip[9] = IPPROTO_UDP_NUMBER;
-		esp_put_be16(ip + 2, (uint16_t)(b->len + UDP_HEADER_LEN));
-		esp_put_be16(ip + 10, 0);
-		esp_put_be16(ip + 10, esp_ipv4_checksum(ip, ESP_IPV4_HDR_LEN));
+		write_be16(ip + 2, (uint16_t)(b->len + UDP_HEADER_LEN));
+		write_be16(ip + 10, 0);
+		write_be16(ip + 10, esp_ipv4_checksum(ip, ESP_IPV4_HDR_LEN));
 	}
 	b->data = ip;
 	b->len = (uint16_t)(b->len + UDP_HEADER_LEN);

@@ -129,7 +129,7 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 	for (uint16_t i = 0; i < n; i++)
 		buf_from_mbuf(&bufs[i], pkts[i]);
 	for (uint16_t i = 0; i < n; i++)
-		inner_len[i] = bufs[i].len >= 4 ? esp_get_be16(bufs[i].data + 2) : 0;
+		inner_len[i] = bufs[i].len >= 4 ? read_be16(bufs[i].data + 2) : 0;
 	crypto_burst(w, sa, bufs, n, 1);
 
 	for (uint16_t i = 0; i < n; i++) {

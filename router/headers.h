@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "byteorder.h"
 #include "drops.h"
 
 #define ETHER_HEADER_LEN 14
@@ -31,30 +32,6 @@
 #define ICMP_TIME_EXCEEDED 11
 
 #define ESP_MIN_HEADER_LEN 8 /* SPI + sequence number */
-
-static inline uint16_t read_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static inline uint32_t read_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void write_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = v >> 8;
-	p[1] = v & 0xff;
-}
-
-static inline void write_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = v >> 24;
-	p[1] = (v >> 16) & 0xff;
-	p[2] = (v >> 8) & 0xff;
-	p[3] = v & 0xff;
-}
 
 /* An Ethernet/IPv4 ARP message; addresses in host byte order. */
 struct arp_message {

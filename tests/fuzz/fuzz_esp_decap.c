@@ -84,7 +84,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	rt.installed_at = esp_clock_seconds();
 	/* The SA's SPI is the packet's (when it has one): a wrong SPI is
 	 * the router's business, the decap after it is what is fuzzed. */
-	p.spi = size >= PREFIX + 24 ? esp_get_be32(data + PREFIX + 20) : 0x1001;
+	p.spi = size >= PREFIX + 24 ? read_be32(data + PREFIX + 20) : 0x1001;
 	if (p.spi == 0)
 		p.spi = 1;
 	p.alg = info->alg;

@@ -104,11 +104,11 @@ static inline void test_inner_ipv4(uint8_t *p, uint16_t len, uint8_t fill)
 		p[i] = (uint8_t)(fill + i * 13);
 	p[0] = 0x45;
 	p[1] = 0;
-	esp_put_be16(p + 2, len);
+	write_be16(p + 2, len);
 	p[8] = 64;
 	p[9] = 253; /* experimental protocol number */
-	esp_put_be16(p + 10, 0);
-	esp_put_be16(p + 10, esp_ipv4_checksum(p, 20));
+	write_be16(p + 10, 0);
+	write_be16(p + 10, esp_ipv4_checksum(p, 20));
 }
 
 #endif

@@ -81,7 +81,7 @@ static void test_truncated(int alg)
 		/* Shortened consistently: IP total length matches the buffer. */
 		test_pkt_set(&q, p.buf.data, (uint16_t)cut);
 		if (cut >= 4)
-			esp_put_be16(q.buf.data + 2, (uint16_t)cut);
+			write_be16(q.buf.data + 2, (uint16_t)cut);
 		r = esp_decap_burst(mgr, &t->sa, &q.buf, 1) == 1 ? -1 : q.buf.drop;
 		if (cut < minimum)
 			CHECK(r == ESGW_DROP_MALFORMED, "%s: cut to %u: %s", esp_alg_name(alg), cut,
@@ -127,7 +127,7 @@ static void test_header_checks(int alg)
 	p.buf.data[0] = 0x45;
 
 	/* Sequence number 0 never passes, and is refused before any crypto. */
-	esp_put_be32(p.buf.data + 24, 0);
+	write_be32(p.buf.data + 24, 0);
 	r = decap_copy(t, &p);
 	CHECK(r == ESGW_DROP_REPLAY, "seq 0: %s", reason(r));
 	test_sa_free(t);
@@ -182,8 +182,8 @@ static void test_encap_drops(int alg)
 	t->rt.seq_out = UINT32_MAX - 1;
 	test_pkt_set(&p, inner, 100);
 	CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 1, "seq 2^32-1 refused");
-	CHECK(esp_get_be32(p.buf.data + 24) == UINT32_MAX, "seq on the wire %u",
-	      esp_get_be32(p.buf.data + 24));
+	CHECK(read_be32(p.buf.data + 24) == UINT32_MAX, "seq on the wire %u",
+	      read_be32(p.buf.data + 24));
 	test_pkt_set(&p, inner, 100);
 	CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 0 && p.buf.drop == ESGW_DROP_SEQ_OVERFLOW,
 	      "after 2^32-1: %s", esgw_drop_name(p.buf.drop));
@@ -205,7 +205,7 @@ static void test_encap_drops(int alg)
 	CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 0 && p.buf.drop == ESGW_DROP_MALFORMED,
 	      "version 6 inner: %s", esgw_drop_name(p.buf.drop));
 	test_pkt_set(&p, inner, 100);
-	esp_put_be16(p.buf.data + 2, 101); /* longer than the buffer */
+	write_be16(p.buf.data + 2, 101); /* longer than the buffer */
 	CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 0 && p.buf.drop == ESGW_DROP_MALFORMED,
 	      "inner total length past the buffer: %s", esgw_drop_name(p.buf.drop));
 

@@ -57,9 +57,9 @@ static void test_esn_wrap(int alg)
 	CHECK(encap_n(tx, p, 4, 60) == 4, "%s: ESN encap across 2^32", name);
 	CHECK(tx->rt.seq_out == (1ull << 32) + 1, "%s: seq_out %#lx", name,
 	      (unsigned long)tx->rt.seq_out);
-	CHECK(esp_get_be32(p[1].buf.data + 24) == UINT32_MAX &&
-		      esp_get_be32(p[2].buf.data + 24) == 0 &&
-		      esp_get_be32(p[3].buf.data + 24) == 1,
+	CHECK(read_be32(p[1].buf.data + 24) == UINT32_MAX &&
+		      read_be32(p[2].buf.data + 24) == 0 &&
+		      read_be32(p[3].buf.data + 24) == 1,
 	      "%s: low halves on the wire", name);
 	CHECK(decap_n(rx, p, 4) == 4, "%s: ESN decap across 2^32 in one burst: %s", name,
 	      esgw_drop_name(p[0].buf.drop));
@@ -186,7 +186,7 @@ static void test_seq_reservation(void)
 	CHECK(encap_n(t, p, 6, 60) == 4 && p[4].buf.drop == ESGW_DROP_SEQ_HOLD &&
 		      p[5].buf.drop == ESGW_DROP_SEQ_HOLD,
 	      "4 below floor 5, then held");
-	CHECK(t->rt.seq_out == 4 && esp_get_be32(p[3].buf.data + 24) == 4, "seq_out %lu",
+	CHECK(t->rt.seq_out == 4 && read_be32(p[3].buf.data + 24) == 4, "seq_out %lu",
 	      (unsigned long)t->rt.seq_out);
 	CHECK(t->rt.ctr.drops[ESGW_DROP_SEQ_HOLD] == 4 && t->rt.expired == 0,
 	      "seq_hold %lu, expired %#x", (unsigned long)t->rt.ctr.drops[ESGW_DROP_SEQ_HOLD],
