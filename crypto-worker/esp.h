@@ -14,6 +14,7 @@
 #include <intel-ipsec-mb.h>
 
 #include "byteorder.h"
+#include "checksum.h"
 #include "drops.h"
 #include "esp_algorithms.h"
 #include "shm.h" /* struct esgw_sa_runtime; only its types are used here */
@@ -224,18 +225,6 @@ static inline void esp_drop(struct esp_sa *sa, struct esp_buf *buf, enum esgw_dr
 {
 	buf->drop = (uint8_t)reason;
 	sa->rt->ctr.drops[reason]++;
-}
-
-/* RFC 1071 checksum of an IPv4 header (ihl_bytes a multiple of 4). */
-static inline uint16_t esp_ipv4_checksum(const uint8_t *hdr, unsigned int ihl_bytes)
-{
-	uint32_t sum = 0;
-
-	for (unsigned int i = 0; i < ihl_bytes; i += 2)
-		sum += (uint32_t)hdr[i] << 8 | hdr[i + 1];
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum; /* host order: store big-endian */
 }
 
 #endif

@@ -10,29 +10,13 @@
 #define UDP_HEADER_LEN 8
 #define IPPROTO_UDP_NUMBER 17
 
-static uint32_t sum16(const uint8_t *p, size_t len, uint32_t sum)
-{
-	for (; len >= 2; p += 2, len -= 2)
-		sum += (uint32_t)p[0] << 8 | p[1];
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
 /* RFC 8200 8.1: over IPv6 the UDP checksum is mandatory (RFC 6936's
  * zero-checksum exception needs the peer to opt in). */
 static uint16_t udp6_checksum(const uint8_t *ip6, const uint8_t *udp, uint16_t udp_len)
 {
-	uint32_t sum = sum16(ip6 + 8, 32, 0); /* source and destination */
-	uint16_t folded;
+	uint16_t sum = checksum_ipv6(ip6 + 8, ip6 + 24, IPPROTO_UDP_NUMBER, udp, udp_len);
 
-	sum += udp_len;
-	sum += IPPROTO_UDP_NUMBER;
-	sum = sum16(udp, udp_len, sum);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	folded = (uint16_t)~sum;
-	return folded == 0 ? 0xffff : folded;
+	return sum == 0 ? 0xffff : sum;
 }
 
 int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b)
@@ -57,7 +41,7 @@ int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b)
 		ip[9] = IPPROTO_UDP_NUMBER;
 		write_be16(ip + 2, (uint16_t)(b->len + UDP_HEADER_LEN));
 		write_be16(ip + 10, 0);
-		write_be16(ip + 10, esp_ipv4_checksum(ip, ESP_IPV4_HDR_LEN));
+		write_be16(ip + 10, checksum_inet(ip, ESP_IPV4_HDR_LEN));
 	}
 	b->data = ip;
 	b->len = (uint16_t)(b->len + UDP_HEADER_LEN);

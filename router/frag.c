@@ -103,7 +103,7 @@ static struct rte_mbuf *make_fragment(struct router *r, struct rte_mbuf *m, uint
 	write_be16(out + 6, (uint16_t)((flags & ~IPV4_OFFSET_MASK & ~IPV4_MF) |
 				       (more || (flags & IPV4_MF) ? IPV4_MF : 0) | (offset / 8)));
 	write_be16(out + 10, 0);
-	write_be16(out + 10, inet_checksum(out, ihl));
+	write_be16(out + 10, checksum_inet(out, ihl));
 	*esgw_meta(f) = *esgw_meta(m);
 	return f;
 }

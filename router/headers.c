@@ -34,38 +34,6 @@ void arp_write(uint8_t *p, const struct arp_message *msg)
 	write_be32(p + 24, msg->target_ip);
 }
 
-static uint32_t sum16(const uint8_t *p, size_t len)
-{
-	uint32_t sum = 0;
-
-	for (; len >= 2; p += 2, len -= 2)
-		sum += read_be16(p);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
-}
-
-static uint16_t fold(uint32_t sum)
-{
-	sum = (sum & 0xffff) + (sum >> 16);
-	sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)sum;
-}
-
-uint16_t inet_checksum(const uint8_t *p, size_t len)
-{
-	return (uint16_t)~fold(sum16(p, len));
-}
-
-uint16_t checksum_adjust(uint16_t checksum, uint16_t old_word, uint16_t new_word)
-{
-	/* HC' = ~(~HC + ~m + m') — unlike RFC 1141's shortcut this never
-	 * produces 0xffff from a valid header. */
-	uint32_t sum = (uint16_t)~checksum + (uint32_t)(uint16_t)~old_word + new_word;
-
-	return (uint16_t)~fold(sum);
-}
-
 int ipv4_check(const uint8_t *p, size_t header_avail, size_t packet_len, uint16_t *total_len,
 	       enum esgw_drop *reason)
 {
@@ -84,7 +52,7 @@ int ipv4_check(const uint8_t *p, size_t header_avail, size_t packet_len, uint16_
 	 * are fine: Ethernet pads short packets, the caller trims. */
 	if (*total_len < ihl || *total_len > packet_len)
 		return -1;
-	if (fold(sum16(p, ihl)) != 0xffff) {
+	if (checksum_inet(p, ihl) != 0) {
 		*reason = ESGW_DROP_BAD_IP_CHECKSUM;
 		return -1;
 	}
@@ -113,7 +81,7 @@ void ipv4_write_header(uint8_t *p, uint16_t total_len, uint8_t ttl, uint8_t prot
 	write_be16(p + 10, 0);
 	write_be32(p + 12, src);
 	write_be32(p + 16, dst);
-	write_be16(p + 10, inet_checksum(p, IPV4_MIN_HEADER_LEN));
+	write_be16(p + 10, checksum_inet(p, IPV4_MIN_HEADER_LEN));
 }
 
 int ipv4_is_martian_source(uint32_t addr)

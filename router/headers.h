@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "byteorder.h"
+#include "checksum.h"
 #include "drops.h"
 
 #define ETHER_HEADER_LEN 14
@@ -54,10 +55,6 @@ void arp_write(uint8_t *p, const struct arp_message *msg);
  * total length, or -1 and the drop reason (MALFORMED, BAD_IP_CHECKSUM). */
 int ipv4_check(const uint8_t *p, size_t header_avail, size_t packet_len, uint16_t *total_len,
 	       enum esgw_drop *reason);
-/* Ones' complement checksum of len bytes (the value to store, host order). */
-uint16_t inet_checksum(const uint8_t *p, size_t len);
-/* RFC 1624 eqn. 3: the checksum after one 16-bit word changed (host order). */
-uint16_t checksum_adjust(uint16_t checksum, uint16_t old_word, uint16_t new_word);
 /* Decrement the TTL of a valid header with TTL > 1 and patch its checksum. */
 void ipv4_decrement_ttl(uint8_t *ip);
 /* Write a 20-byte IPv4 header without options, checksum filled in. */

@@ -39,7 +39,7 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m)
 	/* The reply echoes the request's data: only a request whose checksum
 	 * covers exactly what arrived is answered (RFC 792). */
 	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) ||
-	    inet_checksum(icmp, rte_pktmbuf_pkt_len(m) - ihl) != 0) {
+	    checksum_inet(icmp, rte_pktmbuf_pkt_len(m) - ihl) != 0) {
 		router_drop(r, m, ESGW_DROP_BAD_ICMP_CHECKSUM);
 		return;
 	}
@@ -52,7 +52,7 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m)
 	write_be32(ip + 16, src);
 	ip[8] = ICMP_REPLY_TTL;
 	write_be16(ip + 10, 0);
-	write_be16(ip + 10, inet_checksum(ip, ihl));
+	write_be16(ip + 10, checksum_inet(ip, ihl));
 	r->ctr.icmp_echo_replies++;
 	router_output_ip(r, m);
 }
@@ -115,7 +115,7 @@ void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t
 	out[1] = code;
 	write_be32(out + 4, rest); /* e.g. the next-hop MTU (RFC 1191) */
 	memcpy(out + ICMP_HEADER_LEN, ip, quote);
-	write_be16(out + 2, inet_checksum(out, ICMP_HEADER_LEN + quote));
+	write_be16(out + 2, checksum_inet(out, ICMP_HEADER_LEN + quote));
 	r->ctr.icmp_errors_sent++;
 	router_output_ip(r, m);
 }

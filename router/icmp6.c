@@ -13,26 +13,16 @@
 
 uint16_t icmp6_checksum(const uint8_t *ip, const uint8_t *icmp, uint32_t len)
 {
-	uint32_t sum = 0;
 	uint8_t saved[2];
 	uint8_t *cks = (uint8_t *)icmp + 2;
+	uint16_t sum;
 
-	/* Pseudo-header: addresses, upper-layer length, next header. */
-	for (int i = 8; i < 40; i += 2)
-		sum += read_be16(ip + i);
-	sum += len >> 16;
-	sum += len & 0xffff;
-	sum += IPPROTO_ICMPV6_NUM;
+	/* Summed as 0 whether it is being verified or computed. */
 	memcpy(saved, cks, 2);
 	cks[0] = cks[1] = 0;
-	for (uint32_t i = 0; i + 1 < len; i += 2)
-		sum += read_be16(icmp + i);
-	if (len & 1)
-		sum += (uint32_t)icmp[len - 1] << 8;
+	sum = checksum_ipv6(ip + 8, ip + 24, IPPROTO_ICMPV6_NUM, icmp, len);
 	memcpy(cks, saved, 2);
-	while (sum >> 16)
-		sum = (sum & 0xffff) + (sum >> 16);
-	return (uint16_t)~sum;
+	return sum;
 }
 
 void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)

@@ -61,7 +61,7 @@ static void strip_udp(struct rte_mbuf *m, size_t ihl)
 	write_be16(ip + 2, (uint16_t)(read_be16(ip + 2) - UDP_HEADER_LEN));
 	ip[9] = IPPROTO_ESP_NUM;
 	write_be16(ip + 10, 0);
-	write_be16(ip + 10, inet_checksum(ip, ihl));
+	write_be16(ip + 10, checksum_inet(ip, ihl));
 }
 
 /* What UDP to local port dport carries (RFC 3948 2.2, 2.3): 1 for ESP, which

@@ -220,7 +220,7 @@ static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datag
 		write_be16(p + 2, (uint16_t)(hlen + d->total));
 		write_be16(p + 6, (uint16_t)(read_be16(p + 6) & ~(IPV4_MF | IPV4_OFFSET_MASK)));
 		write_be16(p + 10, 0);
-		write_be16(p + 10, inet_checksum(p, hlen));
+		write_be16(p + 10, checksum_inet(p, hlen));
 	}
 	*esgw_meta(out) = *esgw_meta(first);
 	return out;

@@ -94,7 +94,7 @@ static void make_ipv4(uint8_t *p, uint16_t total_len, uint8_t ttl, uint16_t id)
 	ipv4_write_header(p, total_len, ttl, IPPROTO_ESP_NUM, IP(10, 0, 0, 1), IP(10, 9, 8, 7));
 	write_be16(p + 4, id);
 	write_be16(p + 10, 0);
-	write_be16(p + 10, inet_checksum(p, 20));
+	write_be16(p + 10, checksum_inet(p, 20));
 }
 
 static void test_ipv4_check(void)
@@ -135,7 +135,7 @@ static void test_ipv4_check(void)
 			pkt[cases[i].byte] = (uint8_t)cases[i].value;
 		if (cases[i].fix_checksum) {
 			write_be16(pkt + 10, 0);
-			write_be16(pkt + 10, inet_checksum(pkt, 20));
+			write_be16(pkt + 10, checksum_inet(pkt, 20));
 		}
 		rc = ipv4_check(pkt, cases[i].avail, cases[i].pkt_len, &total_len, &reason);
 		CHECK((rc == 0) == cases[i].ok, "%s: rc %d", cases[i].what, rc);
@@ -151,7 +151,7 @@ static void test_ipv4_check(void)
 	make_ipv4(pkt, 60, 64, 1);
 	pkt[0] = 0x46;
 	write_be16(pkt + 10, 0);
-	write_be16(pkt + 10, inet_checksum(pkt, 24));
+	write_be16(pkt + 10, checksum_inet(pkt, 24));
 	{
 		enum esgw_drop reason;
 		uint16_t total_len;
@@ -188,7 +188,7 @@ static void test_ttl_checksum(void)
 		before = read_be16(pkt + 10);
 		write_be16(pkt + 4, (uint16_t)w); /* change the id word from 7 to w */
 		write_be16(pkt + 10, 0);
-		after = inet_checksum(pkt, 20);
+		after = checksum_inet(pkt, 20);
 		CHECK(checksum_adjust(before, 7, (uint16_t)w) == after || (w == 7),
 		      "adjust 7 -> %u", w);
 	}

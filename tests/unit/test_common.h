@@ -108,7 +108,7 @@ static inline void test_inner_ipv4(uint8_t *p, uint16_t len, uint8_t fill)
 	p[8] = 64;
 	p[9] = 253; /* experimental protocol number */
 	write_be16(p + 10, 0);
-	write_be16(p + 10, esp_ipv4_checksum(p, 20));
+	write_be16(p + 10, checksum_inet(p, 20));
 }
 
 #endif

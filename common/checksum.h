@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The Internet checksum (RFC 1071) every header of ours needs: over bytes, as
+ * an update after one word changed (RFC 1624), and over an IPv6 upper-layer
+ * message with its pseudo-header (RFC 8200 8.1). Values are in host order, to
+ * be stored big-endian. No DPDK here: the router's header checks and the
+ * worker's ESP core share it, and the unit tests link it alone. */
+#ifndef ESGW_CHECKSUM_H
+#define ESGW_CHECKSUM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "byteorder.h"
+
+/* The 32-bit sum of the big-endian 16-bit words of len bytes, added to sum;
+ * an odd last byte counts as the high half of a word. */
+static inline uint32_t checksum_sum(const uint8_t *p, size_t len, uint32_t sum)
+{
+	for (; len >= 2; p += 2, len -= 2)
+		sum += read_be16(p);
+	if (len)
+		sum += (uint32_t)p[0] << 8;
+	return sum;
+}
+
+static inline uint16_t checksum_fold(uint32_t sum)
+{
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)sum;
+}
+
+/* The checksum of len bytes: the value to store in a checksum field that was
+ * 0 while summed; 0 over a header whose stored checksum is right. */
+static inline uint16_t checksum_inet(const void *p, size_t len)
+{
+	return (uint16_t)~checksum_fold(checksum_sum(p, len, 0));
+}
+
+/* RFC 1624 eqn. 3: the checksum after one 16-bit word changed. */
+static inline uint16_t checksum_adjust(uint16_t checksum, uint16_t old_word, uint16_t new_word)
+{
+	/* HC' = ~(~HC + ~m + m') — unlike RFC 1141's shortcut this never
+	 * produces 0xffff from a valid header. */
+	uint32_t sum = (uint16_t)~checksum + (uint32_t)(uint16_t)~old_word + new_word;
+
+	return (uint16_t)~checksum_fold(sum);
+}
+
+/* The checksum of an upper-layer message of len bytes (its checksum field
+ * counted as it is: 0 when computing one) between IPv6 addresses src and dst,
+ * next header proto: pseudo-header and message. */
+static inline uint16_t checksum_ipv6(const uint8_t src[16], const uint8_t dst[16], uint8_t proto,
+				     const void *msg, uint32_t len)
+{
+	uint32_t sum = checksum_sum(src, 16, 0);
+
+	sum = checksum_sum(dst, 16, sum);
+	sum += len >> 16;
+	sum += len & 0xffff;
+	sum += proto;
+	return (uint16_t)~checksum_fold(checksum_sum(msg, len, sum));
+}
+
+#endif
