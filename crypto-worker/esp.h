@@ -121,7 +121,7 @@ struct esp_sa {
 	uint8_t opad_hash[64] __attribute__((aligned(16)));
 	/* cold: read only on the lifetime slow path */
 	struct esp_lifetime soft, hard;
-	/* IPv6 tunnel endpoints (esp_ipv6.c); outer_ipv6 says they are used.
+	/* IPv6 tunnel endpoints (esp_ip.c); outer_ipv6 says they are used.
 	 * Apart from the hot line: IPv6 tunnels pay one more cache line. */
 	uint8_t outer_ipv6;
 	uint8_t outer6_src[16];
@@ -185,7 +185,7 @@ uint16_t esp_encap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf
  * inner IPv4 packet (its total length, without TFC padding). */
 uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n);
 
-/* esp_ipv6.c: the IP layers around ESP, IPv4 or IPv6 inside and outside. */
+/* esp_ip.c: the IP layers around ESP, IPv4 or IPv6 inside and outside. */
 /* Bytes of the outer IP header the SA writes: 20 (IPv4) or 40 (IPv6). */
 static inline unsigned int esp_outer_ip_len(const struct esp_sa *sa)
 {
