@@ -187,7 +187,7 @@ uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf
 
 /* esp_ip.c: the IP layers around ESP, IPv4 or IPv6 inside and outside. */
 /* Bytes of the outer IP header the SA writes: 20 (IPv4) or 40 (IPv6). */
-static inline unsigned int esp_outer_ip_len(const struct esp_sa *sa)
+static inline unsigned int esp_ip_outer_len(const struct esp_sa *sa)
 {
 	return sa->outer_ipv6 ? ESP_IPV6_HDR_LEN : ESP_IPV4_HDR_LEN;
 }
@@ -199,22 +199,23 @@ static inline int esp_sa_has_endpoints(const struct esp_sa *sa)
 /* An inner packet to encrypt: its length from its own header (without
  * Ethernet padding) and the ESP next header value (4 or 41). Returns 0, or
  * -1 if it is neither a whole IPv4 nor a whole IPv6 packet. */
-int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uint8_t *next_header);
+int esp_ip_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len,
+		       uint8_t *next_header);
 /* DSCP and ECN of the inner packet, copied to the outer header. */
-uint8_t esp_inner_tos(const uint8_t *p);
-/* Write the outer IPv4 or IPv6 header (esp_outer_ip_len bytes) of a packet of
+uint8_t esp_ip_inner_tos(const uint8_t *p);
+/* Write the outer IPv4 or IPv6 header (esp_ip_outer_len bytes) of a packet of
  * total_len bytes; IPv4 takes the next identification of the SA. */
-void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int total_len);
+void esp_ip_outer_write(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int total_len);
 /* An outer packet to decrypt: the length of its IP header (where ESP
  * starts) and of the whole packet. Returns -1 if it is not an unfragmented
  * IPv4 or IPv6 packet whose next protocol is ESP. */
-int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
-		    unsigned int *total_len);
+int esp_ip_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
+		       unsigned int *total_len);
 /* A decrypted inner packet of at most avail bytes with the trailer's next
  * header: its length from its own header (TFC padding follows it). Returns
  * 0, or -1 with the reason (BAD_NEXT_HEADER, MALFORMED). */
-int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, unsigned int *len,
-		    enum esgw_drop *reason);
+int esp_ip_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, unsigned int *len,
+		       enum esgw_drop *reason);
 
 /* esp_udp.c: put a UDP header (sa's ports) between the outer IP header and
  * the ESP header of a finished packet. Returns 0, or -1 without headroom. */

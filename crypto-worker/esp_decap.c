@@ -58,7 +58,7 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	*reason = ESGW_DROP_MALFORMED;
 	/* IPv4 or IPv6 outside. A fragment cannot be authenticated alone: the
 	 * router reassembles before it sends ESP here. */
-	if (esp_outer_parse(ip, b->len, &ihl, &total) < 0)
+	if (esp_ip_outer_parse(ip, b->len, &ihl, &total) < 0)
 		return -1;
 	esp_len = total - ihl;
 	if (esp_len < ESP_HDR_LEN + (unsigned int)sa->iv_len + sa->icv_len)
@@ -78,8 +78,7 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	}
 	/* ESN: the high half is inferred from the window (RFC 4303 A2.2);
 	 * the ICV, which covers it, then confirms the guess. */
-	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, read_be32(esp + 4))
-		       : read_be32(esp + 4);
+	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, read_be32(esp + 4)) : read_be32(esp + 4);
 	if (!replay_check(&sa->rt->replay, *seq)) {
 		*reason = ESGW_DROP_REPLAY;
 		return -1;
@@ -182,7 +181,7 @@ static int decap_finish(const struct esp_sa *sa, struct esp_buf *b, unsigned int
 		return -1;
 	}
 	inner_len = payload_len - ESP_TRAILER_LEN - pad;
-	if (esp_inner_check(payload, inner_len, (uint8_t)next_header, &inner_total, reason) < 0)
+	if (esp_ip_inner_check(payload, inner_len, (uint8_t)next_header, &inner_total, reason) < 0)
 		return -1;
 	/* Bytes between the inner packet and the padding are TFC padding. */
 	head = outer_len + ESP_HDR_LEN + sa->iv_len;

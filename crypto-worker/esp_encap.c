@@ -81,7 +81,7 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 
 	/* IPv4 or IPv6 inside; Ethernet minimum-frame padding is not part of
 	 * the packet. */
-	if (esp_inner_parse(b->data, b->len, &len, &next_header) < 0) {
+	if (esp_ip_inner_parse(b->data, b->len, &len, &next_header) < 0) {
 		esp_drop(sa, b, ESGW_DROP_MALFORMED);
 		return -1;
 	}
@@ -97,7 +97,7 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	}
 	pad = (0u - (len + ESP_TRAILER_LEN)) & (sa->block_len - 1u);
 	payload_len = len + pad + ESP_TRAILER_LEN;
-	head = esp_outer_ip_len(sa) + ESP_HDR_LEN + sa->iv_len;
+	head = esp_ip_outer_len(sa) + ESP_HDR_LEN + sa->iv_len;
 	tail = pad + ESP_TRAILER_LEN + sa->icv_len;
 	total = head + payload_len + sa->icv_len;
 	if (total > UINT16_MAX || b->headroom < head ||
@@ -129,8 +129,8 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	trailer[pad + 1] = next_header;
 
 	*inner_len = (uint16_t)len;
-	esp_write_outer(sa, b->data - head, esp_inner_tos(b->data), total);
-	esp = b->data - head + esp_outer_ip_len(sa);
+	esp_ip_outer_write(sa, b->data - head, esp_ip_inner_tos(b->data), total);
+	esp = b->data - head + esp_ip_outer_len(sa);
 	write_be32(esp, sa->spi);
 	write_be32(esp + 4, (uint32_t)seq);
 	make_iv(mgr, sa, seq, esp + ESP_HDR_LEN, nonce);
@@ -159,8 +159,8 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
 			   const uint8_t nonce[16], const uint8_t aad[12], uintptr_t index)
 {
-	uint8_t *esp = b->data + esp_outer_ip_len(sa);
-	unsigned int esp_len = b->len - esp_outer_ip_len(sa);
+	uint8_t *esp = b->data + esp_ip_outer_len(sa);
+	unsigned int esp_len = b->len - esp_ip_outer_len(sa);
 	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
 	unsigned int payload_len = esp_len - payload_off - sa->icv_len;
 

@@ -11,7 +11,8 @@
 #define IPPROTO_ESP_NUMBER 50
 #define IPV4_MF_AND_OFFSET 0x3fff
 
-int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uint8_t *next_header)
+int esp_ip_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len,
+		       uint8_t *next_header)
 {
 	unsigned int total;
 
@@ -41,7 +42,7 @@ int esp_inner_parse(const uint8_t *p, unsigned int avail, unsigned int *len, uin
 	return 0;
 }
 
-uint8_t esp_inner_tos(const uint8_t *p)
+uint8_t esp_ip_inner_tos(const uint8_t *p)
 {
 	/* IPv6 traffic class straddles the first two bytes. */
 	return (p[0] >> 4) == 6 ? (uint8_t)(p[0] << 4 | p[1] >> 4) : p[1];
@@ -63,7 +64,7 @@ static uint16_t outer_ipv4_checksum(const struct esp_sa *sa, uint8_t tos, unsign
 	return (uint16_t)~sum;
 }
 
-void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int total_len)
+void esp_ip_outer_write(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int total_len)
 {
 	uint16_t id;
 
@@ -92,8 +93,8 @@ void esp_write_outer(struct esp_sa *sa, uint8_t *ip, uint8_t tos, unsigned int t
 	write_be16(ip + 10, outer_ipv4_checksum(sa, tos, total_len, id));
 }
 
-int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
-		    unsigned int *total_len)
+int esp_ip_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_len,
+		       unsigned int *total_len)
 {
 	unsigned int ihl, total;
 
@@ -124,8 +125,8 @@ int esp_outer_parse(const uint8_t *ip, unsigned int avail, unsigned int *header_
 	return 0;
 }
 
-int esp_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, unsigned int *len,
-		    enum esgw_drop *reason)
+int esp_ip_inner_check(const uint8_t *p, unsigned int avail, uint8_t next_header, unsigned int *len,
+		       enum esgw_drop *reason)
 {
 	unsigned int total;
 

@@ -21,7 +21,7 @@ static uint16_t udp6_checksum(const uint8_t *ip6, const uint8_t *udp, uint16_t u
 
 int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b)
 {
-	unsigned int ip_len = esp_outer_ip_len(sa), udp_len = b->len - ip_len + UDP_HEADER_LEN;
+	unsigned int ip_len = esp_ip_outer_len(sa), udp_len = b->len - ip_len + UDP_HEADER_LEN;
 	uint8_t *ip = b->data - UDP_HEADER_LEN, *udp;
 
 	if (b->headroom < UDP_HEADER_LEN || b->len + UDP_HEADER_LEN > UINT16_MAX)
