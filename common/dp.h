@@ -42,12 +42,12 @@ struct esgw_dp {
 	esgw_dp_config_fn on_config;
 	esgw_dp_stats_fn on_stats;
 	const Esgw__DpStatsQuery *stats_query; /* what on_stats is answering */
-	esgw_dp_seq_limits_fn on_seq_limits; /* NULL: the request is refused */
+	esgw_dp_seq_limits_fn on_seq_limits;   /* NULL: the request is refused */
 	uint64_t generation;
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
 	bool busy_poll;                  /* --busy-poll: esgw_dp_idle never sleeps */
-	/* private to dp.c */
+	/* private to the dp_*.c files */
 	int listen_fd;
 	int conn_fd;
 	/* The control watcher thread only waits for the socket to become
@@ -97,6 +97,14 @@ Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[E
 				      size_t *n);
 /* One named counter. */
 Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value);
+
+/* Between the dp_*.c files only. */
+/* Answer one request (NULL: it did not unpack) on dp->conn_fd. */
+void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req);
+/* Free what esgw_dp_alloc gave out for the reply just sent. */
+void esgw_dp_stats_release(struct esgw_dp *dp);
+/* The per-stage cost counters (stage_cycles.h) into stats and traffic. */
+void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__DpTraffic *traffic);
 
 /* End of one round of the main loop that began at TSC begin and handled n
  * packets: its cycles are counted, then the doorbells it owes are rung. */

@@ -55,7 +55,7 @@ router)
 	clang "${flags[@]}" -D_GNU_SOURCE $(pkg-config --cflags libdpdk libprotobuf-c) \
 		-I"$top/common" -I"$top/router" -I"$top/crypto-worker" -I"$work/proto" \
 		"$top/tests/fuzz/fuzz_router.c" $router_src $worker_src \
-		"$top"/common/{addr,doorbell,dp,drops,framing,listen,log,replay,selector}.c \
+		"$top"/common/*.c \
 		"$work/proto/esgw.pb-c.c" \
 		$(pkg-config --libs libdpdk libprotobuf-c) -lIPSec_MB -lpthread -o "$bin"
 	max_len=8192

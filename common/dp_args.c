@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The dataplane processes' own arguments, after the EAL's "--". */
+#include "dp.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "addr.h"
+#include "log.h"
+
+static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
+{
+	fprintf(out,
+		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR] [--busy-poll]\n"
+		"  --rundir DIR  where the control socket is created (default %s)\n"
+		"  --busy-poll   never sleep when idle: poll at full speed (uses a whole CPU;\n"
+		"                for comparison with the adaptive default)\n",
+		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT);
+	if (want_worker)
+		fprintf(out, "  --worker N    worker id, 0..%d: serves ring esgw.crypto.N\n",
+			ESGW_MAX_WORKERS - 1);
+}
+
+int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worker)
+{
+	static const struct option options[] = {
+		{"rundir", required_argument, NULL, 'r'},
+		{"worker", required_argument, NULL, 'w'},
+		{"busy-poll", no_argument, NULL, 'b'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	uint32_t worker;
+	int opt;
+
+	dp->worker = -1;
+	optind = 1; /* the EAL used getopt before us */
+	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
+		switch (opt) {
+		case 'r':
+			if ((size_t)snprintf(dp->rundir, sizeof(dp->rundir), "%s", optarg) >=
+			    sizeof(dp->rundir)) {
+				ESGW_ERR("--rundir too long: %s", optarg);
+				return -1;
+			}
+			break;
+		case 'w':
+			if (!want_worker ||
+			    esgw_parse_u32(optarg, ESGW_MAX_WORKERS - 1, &worker) < 0) {
+				ESGW_ERR("--worker must be a number from 0 to %d, not '%s'",
+					 ESGW_MAX_WORKERS - 1, optarg);
+				return -1;
+			}
+			dp->worker = (int)worker;
+			break;
+		case 'b':
+			dp->busy_poll = true;
+			break;
+		case 'h':
+			usage(dp, want_worker, stdout);
+			exit(0);
+		default:
+			usage(dp, want_worker, stderr);
+			return -1;
+		}
+	}
+	if (optind < argc) {
+		ESGW_ERR("unexpected argument: %s", argv[optind]);
+		return -1;
+	}
+	if (want_worker && dp->worker < 0) {
+		ESGW_ERR("--worker N is required");
+		return -1;
+	}
+	return 0;
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The idle sleep of a dataplane process: ring what the round owes, serve
+ * the control socket, then sleep on the process's doorbell until a producer
+ * or the control watcher rings it. */
+#include "dp.h"
+
+#include <rte_pause.h>
+
+/* What the doorbell re-checks after announcing a sleep: control work, or the
+ * process's own rings. */
+static int idle_has_work(void *arg)
+{
+	struct esgw_dp *dp = arg;
+
+	return dp->ctl_pending || esgw_dp_quit ||
+	       (dp->idle_has_work != NULL && dp->idle_has_work(dp->idle_arg));
+}
+
+void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
+		  int (*has_work)(void *arg), void *arg)
+{
+	esgw_doorbells_ring(&dp->bells); /* owed by anything outside a round */
+	esgw_dp_ctl_poll(dp);
+	esgw_doorbells_ring(&dp->bells);
+	if (dp->busy_poll) {
+		rte_pause();
+		return;
+	}
+	dp->db = db;
+	dp->idle_has_work = has_work;
+	dp->idle_arg = arg;
+	esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
+}

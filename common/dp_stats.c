@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Building a DpStats reply: memory that lives until the reply is sent,
+ * named counters, the drop reasons' counters and the per-stage cycle
+ * counters every process keeps. */
+#include "dp.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_cycles.h>
+
+void *esgw_dp_alloc(struct esgw_dp *dp, size_t size)
+{
+	void *p;
+
+	if (dp->arena_len == dp->arena_cap) {
+		size_t cap = dp->arena_cap ? dp->arena_cap * 2 : 64;
+		void **a = realloc(dp->arena, cap * sizeof(*a));
+
+		if (a == NULL)
+			abort(); /* out of memory answering a stats query: nothing sane to do */
+		dp->arena = a;
+		dp->arena_cap = cap;
+	}
+	p = calloc(1, size ? size : 1);
+	if (p == NULL)
+		abort();
+	dp->arena[dp->arena_len++] = p;
+	return p;
+}
+
+char *esgw_dp_strdup(struct esgw_dp *dp, const char *s)
+{
+	char *p = esgw_dp_alloc(dp, strlen(s) + 1);
+
+	strcpy(p, s);
+	return p;
+}
+
+void esgw_dp_stats_release(struct esgw_dp *dp)
+{
+	for (size_t i = 0; i < dp->arena_len; i++)
+		free(dp->arena[i]);
+	dp->arena_len = 0;
+}
+
+Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value)
+{
+	Esgw__Counter *c = esgw_dp_alloc(dp, sizeof(*c));
+
+	esgw__counter__init(c);
+	c->name = (char *)name;
+	c->value = value;
+	return c;
+}
+
+Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
+				      size_t *n)
+{
+	Esgw__Counter **list = esgw_dp_alloc(dp, ESGW_DROP_MAX * sizeof(*list));
+
+	for (int i = 0; i < ESGW_DROP_MAX; i++)
+		list[i] = esgw_dp_counter(dp, esgw_drop_name(i), drops[i]);
+	*n = ESGW_DROP_MAX;
+	return list;
+}
+
+/* The per-stage cost counters every process keeps (stage_cycles.h). */
+void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__DpTraffic *traffic)
+{
+	const struct esgw_stage_cycles *c = &dp->cycles;
+
+	stats->tsc_hz = rte_get_tsc_hz();
+	stats->tsc = rte_rdtsc();
+	stats->loop_cycles = c->start_tsc ? stats->tsc - c->start_tsc : 0;
+	stats->busy_cycles = c->busy_cycles;
+	stats->busy_packets = c->busy_packets;
+	stats->encrypt_cycles = c->encrypt_cycles;
+	stats->encrypt_packets = c->encrypt_packets;
+	stats->decrypt_cycles = c->decrypt_cycles;
+	stats->decrypt_packets = c->decrypt_packets;
+	stats->driver_cycles = c->driver_cycles;
+	stats->esp_cycles = c->esp_cycles;
+	traffic->rx_packets = c->rx_packets;
+	traffic->rx_bytes = c->rx_bytes;
+	traffic->tx_packets = c->tx_packets;
+	traffic->tx_bytes = c->tx_bytes;
+	stats->traffic = traffic;
+}
