@@ -27,7 +27,7 @@ struct esgw_dp;
 typedef int (*esgw_dp_config_fn)(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
 				 size_t errlen);
 /* Fill counters, ports and SAs of stats (role, pid, generation are set). Memory
- * from esgw_dp_alloc() is released after the response is sent. */
+ * from esgw_dp_stats_alloc() is released after the response is sent. */
 typedef void (*esgw_dp_stats_fn)(struct esgw_dp *dp, Esgw__DpStats *stats);
 /* Raise outbound sequence-number limits (crypto workers only). */
 typedef void (*esgw_dp_seq_limits_fn)(struct esgw_dp *dp, const Esgw__DpSeqLimits *limits);
@@ -75,7 +75,7 @@ int esgw_dp_eal_init(int argc, char **argv);
 /* Parse the application arguments after "--": --rundir DIR, --worker N (only
  * and then required when want_worker), --help. Logs what is wrong and returns
  * -1 on bad arguments; exits 0 after --help. */
-int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worker);
+int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worker);
 /* Secondary: look up the shared table and mbuf pool created by rxtx, waiting
  * up to timeout_ms for them. Returns 0 or -1 with a message logged. */
 int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms);
@@ -90,18 +90,18 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 		  int (*has_work)(void *arg), void *arg);
 
 /* Memory for a stats reply, freed after the reply is sent. Zeroed. */
-void *esgw_dp_alloc(struct esgw_dp *dp, size_t size);
-char *esgw_dp_strdup(struct esgw_dp *dp, const char *s);
+void *esgw_dp_stats_alloc(struct esgw_dp *dp, size_t size);
+char *esgw_dp_stats_strdup(struct esgw_dp *dp, const char *s);
 /* An array of n Counter messages named after the drop reasons, from drops[]. */
-Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
-				      size_t *n);
+Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
+				    size_t *n);
 /* One named counter. */
-Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value);
+Esgw__Counter *esgw_dp_stats_counter(struct esgw_dp *dp, const char *name, uint64_t value);
 
 /* Between the dp_*.c files only. */
 /* Answer one request (NULL: it did not unpack) on dp->conn_fd. */
 void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req);
-/* Free what esgw_dp_alloc gave out for the reply just sent. */
+/* Free what esgw_dp_stats_alloc gave out for the reply just sent. */
 void esgw_dp_stats_release(struct esgw_dp *dp);
 /* The per-stage cost counters (stage_cycles.h) into stats and traffic. */
 void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__DpTraffic *traffic);

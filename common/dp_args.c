@@ -22,7 +22,7 @@ static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 			ESGW_MAX_WORKERS - 1);
 }
 
-int esgw_dp_parse_args(struct esgw_dp *dp, int argc, char **argv, int want_worker)
+int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worker)
 {
 	static const struct option options[] = {
 		{"rundir", required_argument, NULL, 'r'},

@@ -9,7 +9,7 @@
 
 #include <rte_cycles.h>
 
-void *esgw_dp_alloc(struct esgw_dp *dp, size_t size)
+void *esgw_dp_stats_alloc(struct esgw_dp *dp, size_t size)
 {
 	void *p;
 
@@ -29,9 +29,9 @@ void *esgw_dp_alloc(struct esgw_dp *dp, size_t size)
 	return p;
 }
 
-char *esgw_dp_strdup(struct esgw_dp *dp, const char *s)
+char *esgw_dp_stats_strdup(struct esgw_dp *dp, const char *s)
 {
-	char *p = esgw_dp_alloc(dp, strlen(s) + 1);
+	char *p = esgw_dp_stats_alloc(dp, strlen(s) + 1);
 
 	strcpy(p, s);
 	return p;
@@ -44,9 +44,9 @@ void esgw_dp_stats_release(struct esgw_dp *dp)
 	dp->arena_len = 0;
 }
 
-Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t value)
+Esgw__Counter *esgw_dp_stats_counter(struct esgw_dp *dp, const char *name, uint64_t value)
 {
-	Esgw__Counter *c = esgw_dp_alloc(dp, sizeof(*c));
+	Esgw__Counter *c = esgw_dp_stats_alloc(dp, sizeof(*c));
 
 	esgw__counter__init(c);
 	c->name = (char *)name;
@@ -54,13 +54,13 @@ Esgw__Counter *esgw_dp_counter(struct esgw_dp *dp, const char *name, uint64_t va
 	return c;
 }
 
-Esgw__Counter **esgw_dp_drop_counters(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
-				      size_t *n)
+Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
+				    size_t *n)
 {
-	Esgw__Counter **list = esgw_dp_alloc(dp, ESGW_DROP_MAX * sizeof(*list));
+	Esgw__Counter **list = esgw_dp_stats_alloc(dp, ESGW_DROP_MAX * sizeof(*list));
 
 	for (int i = 0; i < ESGW_DROP_MAX; i++)
-		list[i] = esgw_dp_counter(dp, esgw_drop_name(i), drops[i]);
+		list[i] = esgw_dp_stats_counter(dp, esgw_drop_name(i), drops[i]);
 	*n = ESGW_DROP_MAX;
 	return list;
 }

@@ -47,7 +47,7 @@ int main(int argc, char **argv)
 	n = esgw_dp_eal_init(argc, argv);
 	argc -= n;
 	argv += n;
-	if (esgw_dp_parse_args(&w.dp, argc, argv, 1) < 0)
+	if (esgw_dp_args_parse(&w.dp, argc, argv, 1) < 0)
 		goto fail_eal;
 	w.id = (uint32_t)w.dp.worker;
 	snprintf(log_name, sizeof(log_name), "esgw-crypto-%u", w.id);

@@ -258,18 +258,18 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	Esgw__Counter **drops, **counters;
 	size_t n_drops, n_sas = 0;
 
-	drops = esgw_dp_drop_counters(dp, w->drops, &n_drops);
-	counters = esgw_dp_alloc(dp, (3 + n_drops) * sizeof(*counters));
-	counters[0] = esgw_dp_counter(dp, "packets_encrypted", w->packets_encrypted);
-	counters[1] = esgw_dp_counter(dp, "packets_decrypted", w->packets_decrypted);
-	counters[2] = esgw_dp_counter(dp, "bytes", w->bytes);
+	drops = esgw_dp_stats_drops(dp, w->drops, &n_drops);
+	counters = esgw_dp_stats_alloc(dp, (3 + n_drops) * sizeof(*counters));
+	counters[0] = esgw_dp_stats_counter(dp, "packets_encrypted", w->packets_encrypted);
+	counters[1] = esgw_dp_stats_counter(dp, "packets_decrypted", w->packets_decrypted);
+	counters[2] = esgw_dp_stats_counter(dp, "bytes", w->bytes);
 	memcpy(counters + 3, drops, n_drops * sizeof(*drops));
 	stats->counters = counters;
 	stats->n_counters = 3 + n_drops;
 
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
 		n_sas += w->sa[slot] != NULL;
-	stats->sas = esgw_dp_alloc(dp, n_sas * sizeof(*stats->sas));
+	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	stats->n_sas = 0;
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
 		const struct esgw_sa_runtime *rt;
@@ -278,13 +278,13 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 		if (w->sa[slot] == NULL)
 			continue;
 		rt = w->sa[slot]->rt;
-		s = esgw_dp_alloc(dp, sizeof(*s));
+		s = esgw_dp_stats_alloc(dp, sizeof(*s));
 		esgw__dp_sa_stats__init(s);
 		s->id = w->sa_id[slot];
 		s->slot = slot;
 		s->packets = rt->ctr.packets;
 		s->bytes = rt->ctr.bytes;
-		s->drops = esgw_dp_drop_counters(dp, rt->ctr.drops, &s->n_drops);
+		s->drops = esgw_dp_stats_drops(dp, rt->ctr.drops, &s->n_drops);
 		s->seq_out = rt->seq_out;
 		s->seq_out_max = rt->seq_out_max;
 		s->replay_top = rt->replay.top;

@@ -113,7 +113,7 @@ int main(int argc, char **argv)
 	esgw_log_init("esgw-router");
 	n = esgw_dp_eal_init(argc, argv);
 	r->dp.role = "router";
-	if (esgw_dp_parse_args(&r->dp, argc - n, argv + n, 0) < 0)
+	if (esgw_dp_args_parse(&r->dp, argc - n, argv + n, 0) < 0)
 		goto out_eal;
 	r->dp.listen_fd = r->dp.conn_fd = -1;
 	r->dp.on_config = router_config_apply;

@@ -47,8 +47,8 @@ struct neigh_entry {
 	uint8_t state;
 	uint8_t requests; /* sent while incomplete */
 	uint8_t nb_held;
-	int32_t next;            /* bucket chain, or the free list */
-	int32_t prev_lru, next_lru; /* in the list of its state (not permanent) */
+	int32_t next;                 /* bucket chain, or the free list */
+	int32_t prev_lru, next_lru;   /* in the list of its state (not permanent) */
 	int32_t held_head, held_tail; /* slots in hold[] */
 	struct rte_ether_addr mac;
 	uint64_t expires;      /* REACHABLE: removed at this TSC */
@@ -128,7 +128,8 @@ static int32_t index_of(const struct neighbor_table *t, const struct neigh_entry
 static struct neigh_entry *entry_find(struct neighbor_table *t, uint8_t family, uint16_t port,
 				      const uint8_t addr[16])
 {
-	for (int32_t i = t->buckets[bucket_of(family, port, addr)]; i >= 0; i = t->entries[i].next) {
+	for (int32_t i = t->buckets[bucket_of(family, port, addr)]; i >= 0;
+	     i = t->entries[i].next) {
 		struct neigh_entry *e = &t->entries[i];
 
 		if (e->family == family && e->port == port && memcmp(e->addr, addr, 16) == 0)
@@ -169,7 +170,7 @@ static void list_push_front(struct neighbor_table *t, struct neigh_entry *e, int
 
 static int list_of(const struct neigh_entry *e)
 {
-	return e->state == NEIGH_INCOMPLETE ? LIST_INCOMPLETE
+	return e->state == NEIGH_INCOMPLETE  ? LIST_INCOMPLETE
 	       : e->state == NEIGH_REACHABLE ? LIST_REACHABLE
 					     : -1;
 }
@@ -515,7 +516,7 @@ Esgw__NeighborInfo **neighbor_list(struct router *r, size_t *n)
 	*n = 0;
 	if (t == NULL || t->nb_used == 0)
 		return NULL;
-	out = esgw_dp_alloc(&r->dp, t->nb_used * sizeof(*out));
+	out = esgw_dp_stats_alloc(&r->dp, t->nb_used * sizeof(*out));
 	for (int i = 0; i < NEIGH_ENTRIES && k < t->nb_used; i++) {
 		const struct neigh_entry *e = &t->entries[i];
 		Esgw__NeighborInfo *info;
@@ -523,15 +524,15 @@ Esgw__NeighborInfo **neighbor_list(struct router *r, size_t *n)
 
 		if (e->state == NEIGH_FREE)
 			continue;
-		info = esgw_dp_alloc(&r->dp, sizeof(*info));
+		info = esgw_dp_stats_alloc(&r->dp, sizeof(*info));
 		esgw__neighbor_info__init(info);
-		info->interface = esgw_dp_strdup(&r->dp, r->tables->ports[e->port].name);
-		info->address = esgw_dp_strdup(&r->dp, e->family == 4
-								? esgw_fmt_ipv4(read_be32(e->addr), buf)
-								: esgw_fmt_ipv6(e->addr, buf));
-		info->mac = esgw_dp_strdup(&r->dp, e->state == NEIGH_INCOMPLETE
-							    ? ""
-							    : esgw_fmt_mac(e->mac.addr_bytes, buf));
+		info->interface = esgw_dp_stats_strdup(&r->dp, r->tables->ports[e->port].name);
+		info->address = esgw_dp_stats_strdup(
+			&r->dp, e->family == 4 ? esgw_fmt_ipv4(read_be32(e->addr), buf)
+					       : esgw_fmt_ipv6(e->addr, buf));
+		info->mac = esgw_dp_stats_strdup(
+			&r->dp,
+			e->state == NEIGH_INCOMPLETE ? "" : esgw_fmt_mac(e->mac.addr_bytes, buf));
 		info->state = (char *)state_name(e->state);
 		info->held = e->nb_held;
 		out[k++] = info;

@@ -148,7 +148,7 @@ struct router {
 	struct rte_ring *crypto_ring[ESGW_MAX_WORKERS];
 	struct rte_ring *decrypted_ring[ESGW_MAX_WORKERS]; /* from crypto worker N */
 	struct router_tables *tables;
-	struct rte_ring *punt_ring; /* to the host's TAP via rxtx (punt.c); may be NULL */
+	struct rte_ring *punt_ring;   /* to the host's TAP via rxtx (punt.c); may be NULL */
 	struct neighbor_table *neigh; /* ARP and ND (neighbor.c) */
 	struct ring_batch tx[ESGW_MAX_PORTS];
 	struct ring_batch crypto[ESGW_MAX_WORKERS];
@@ -250,7 +250,7 @@ struct neighbor_gauges {
 	uint32_t entries, incomplete, permanent, held;
 };
 void neighbor_gauges(const struct router *r, struct neighbor_gauges *g);
-/* Every entry, for a stats query that asks (memory from esgw_dp_alloc). */
+/* Every entry, for a stats query that asks (memory from esgw_dp_stats_alloc). */
 Esgw__NeighborInfo **neighbor_list(struct router *r, size_t *n);
 
 /* arp.c */

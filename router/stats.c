@@ -14,12 +14,12 @@ static void policy_no_sa_counts(struct router *r, Esgw__DpStats *stats)
 		stats->n_policy_no_sa += spd->policies[i].no_sa != 0;
 	if (stats->n_policy_no_sa == 0)
 		return;
-	stats->policy_no_sa = esgw_dp_alloc(&r->dp, stats->n_policy_no_sa * sizeof(void *));
+	stats->policy_no_sa = esgw_dp_stats_alloc(&r->dp, stats->n_policy_no_sa * sizeof(void *));
 	stats->n_policy_no_sa = 0;
 	for (uint32_t i = 0; i < spd->nb_policies; i++)
 		if (spd->policies[i].no_sa != 0)
-			stats->policy_no_sa[stats->n_policy_no_sa++] =
-				esgw_dp_counter(&r->dp, spd->names[i], spd->policies[i].no_sa);
+			stats->policy_no_sa[stats->n_policy_no_sa++] = esgw_dp_stats_counter(
+				&r->dp, spd->names[i], spd->policies[i].no_sa);
 }
 
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
@@ -36,22 +36,22 @@ void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 #undef ROUTER_COUNTER_VALUE
 	};
 	size_t nb_named = sizeof(names) / sizeof(names[0]), nb_drops, n = 0;
-	Esgw__Counter **drops = esgw_dp_drop_counters(dp, r->ctr.drops, &nb_drops);
-	Esgw__Counter **all = esgw_dp_alloc(dp, (nb_named + 6 + nb_drops) * sizeof(*all));
+	Esgw__Counter **drops = esgw_dp_stats_drops(dp, r->ctr.drops, &nb_drops);
+	Esgw__Counter **all = esgw_dp_stats_alloc(dp, (nb_named + 6 + nb_drops) * sizeof(*all));
 	struct neighbor_gauges g;
 	unsigned int reasm = reassembly_mbufs_held(r);
 
 	neighbor_gauges(r, &g);
 	for (size_t i = 0; i < nb_named; i++)
-		all[n++] = esgw_dp_counter(dp, names[i], values[i]);
+		all[n++] = esgw_dp_stats_counter(dp, names[i], values[i]);
 	/* Gauges: what the tables hold now. mbufs_held is what a kill of this
 	 * process would take out of the pool beyond its current burst. */
-	all[n++] = esgw_dp_counter(dp, "neighbor_entries", g.entries);
-	all[n++] = esgw_dp_counter(dp, "neighbor_incomplete", g.incomplete);
-	all[n++] = esgw_dp_counter(dp, "neighbor_permanent", g.permanent);
-	all[n++] = esgw_dp_counter(dp, "neighbor_held_now", g.held);
-	all[n++] = esgw_dp_counter(dp, "reassembly_held_now", reasm);
-	all[n++] = esgw_dp_counter(dp, "mbufs_held", g.held + reasm);
+	all[n++] = esgw_dp_stats_counter(dp, "neighbor_entries", g.entries);
+	all[n++] = esgw_dp_stats_counter(dp, "neighbor_incomplete", g.incomplete);
+	all[n++] = esgw_dp_stats_counter(dp, "neighbor_permanent", g.permanent);
+	all[n++] = esgw_dp_stats_counter(dp, "neighbor_held_now", g.held);
+	all[n++] = esgw_dp_stats_counter(dp, "reassembly_held_now", reasm);
+	all[n++] = esgw_dp_stats_counter(dp, "mbufs_held", g.held + reasm);
 	for (size_t i = 0; i < nb_drops; i++)
 		all[n++] = drops[i];
 	stats->counters = all;

@@ -23,7 +23,7 @@ int rxtx_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, siz
 static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port, uint64_t *missed)
 {
 	const struct rxtx *rx = (const struct rxtx *)dp;
-	Esgw__DpPortStats *ps = esgw_dp_alloc(dp, sizeof(*ps));
+	Esgw__DpPortStats *ps = esgw_dp_stats_alloc(dp, sizeof(*ps));
 	char name[RTE_ETH_NAME_MAX_LEN] = "";
 	struct rte_eth_stats st = {0};
 	char mac[32];
@@ -33,8 +33,8 @@ static Esgw__DpPortStats *port_stats(struct esgw_dp *dp, uint16_t port, uint64_t
 	rxtx_port_mac(port, mac, sizeof(mac));
 	rte_eth_stats_get(port, &st); /* on failure the zeroes are the honest answer */
 	ps->port_id = port;
-	ps->device = esgw_dp_strdup(dp, name);
-	ps->mac = esgw_dp_strdup(dp, mac);
+	ps->device = esgw_dp_stats_strdup(dp, name);
+	ps->mac = esgw_dp_stats_strdup(dp, mac);
 	ps->rx_packets = st.ipackets;
 	ps->tx_packets = st.opackets;
 	ps->rx_bytes = st.ibytes;
@@ -53,7 +53,7 @@ void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	size_t n_drops, n = 0;
 
 	rxtx_kernel_drops_poll(rx);
-	stats->ports = esgw_dp_alloc(dp, rx->nb_ports * sizeof(*stats->ports));
+	stats->ports = esgw_dp_stats_alloc(dp, rx->nb_ports * sizeof(*stats->ports));
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		stats->ports[i] = port_stats(dp, rx->ports[i], &missed);
 	stats->n_ports = rx->nb_ports;
@@ -61,12 +61,12 @@ void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	/* Frames the ports dropped before we saw them count like our own drops. */
 	memcpy(drops_now, rx->drops, sizeof(drops_now));
 	drops_now[ESGW_DROP_RX_MISSED] = missed;
-	drops = esgw_dp_drop_counters(dp, drops_now, &n_drops);
-	stats->counters = esgw_dp_alloc(dp, (4 + n_drops) * sizeof(*stats->counters));
-	stats->counters[n++] = esgw_dp_counter(dp, "rx_packets", rx->rx_packets);
-	stats->counters[n++] = esgw_dp_counter(dp, "tx_packets", rx->tx_packets);
-	stats->counters[n++] = esgw_dp_counter(dp, "punt_tx", rx->punt_tx);
-	stats->counters[n++] = esgw_dp_counter(dp, "punt_rx", rx->punt_rx);
+	drops = esgw_dp_stats_drops(dp, drops_now, &n_drops);
+	stats->counters = esgw_dp_stats_alloc(dp, (4 + n_drops) * sizeof(*stats->counters));
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "rx_packets", rx->rx_packets);
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_packets", rx->tx_packets);
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "punt_tx", rx->punt_tx);
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "punt_rx", rx->punt_rx);
 	/* The whole pool (every lcore's cache included: they live in it). */
 	stats->mbuf_pool_size = dp->pool->size;
 	stats->mbuf_in_use = rte_mempool_in_use_count(dp->pool);

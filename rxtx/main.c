@@ -26,7 +26,7 @@ int main(int argc, char **argv)
 	n = esgw_dp_eal_init(argc, argv);
 	argc -= n;
 	argv += n;
-	if (esgw_dp_parse_args(&rx.dp, argc, argv, 0) < 0)
+	if (esgw_dp_args_parse(&rx.dp, argc, argv, 0) < 0)
 		goto fail_eal;
 	/* Secondaries find the shared objects only in the primary's memory. */
 	if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
