@@ -1,15 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* MTU handling on output. A tunnel's inner MTU is its port's MTU minus the
- * ESP overhead of its outbound SA's algorithm. Too big IPv6 gets ICMPv6
- * "packet too big" (routers never fragment IPv6); too big IPv4 with DF gets
- * ICMP "fragmentation needed" with the MTU it may use (RFC 1191); IPv4
- * without DF is fragmented here, before encryption (RFC 4301 appendix B
+/* IPv4 over the MTU of its way out (a port, or a tunnel's inner MTU): with
+ * DF, ICMP "fragmentation needed" with the MTU it may use (RFC 1191);
+ * without DF, fragments made here, before encryption (RFC 4301 appendix B
  * "inner" fragmentation): every fragment is a whole ESP packet, so the peer
  * decrypts each alone and the end host reassembles, and no gateway has to
  * reassemble ESP for the traffic we send. */
 #include <string.h>
 
-#include "esp_algorithms.h"
 #include "headers.h"
 #include "router.h"
 
@@ -17,61 +14,6 @@
 #define IPV4_MF 0x2000
 #define IPV4_OFFSET_MASK 0x1fff
 #define FRAGMENTS_MAX 64
-#define ESP_FIXED_HEADER 8 /* SPI + sequence number */
-#define ESP_TRAILER 2      /* pad length + next header */
-
-void tunnel_set_overhead(struct router_tunnel *t, unsigned int algorithm)
-{
-	const struct esp_alg_info *info = esp_alg_lookup(algorithm);
-	unsigned int outer = t->outer_ipv6 ? IPV6_HEADER_LEN : IPV4_MIN_HEADER_LEN;
-
-	/* Unknown algorithm: the worst case of the table (CBC, SHA-512). */
-	t->overhead_fixed = (uint16_t)(outer + ESP_FIXED_HEADER + (info ? info->iv_len : 16) +
-				       (info ? info->icv_len : 32));
-	t->block_len = info ? info->block_len : 16;
-}
-
-uint32_t tunnel_inner_mtu(const struct router *r, const struct router_tunnel *t)
-{
-	uint32_t mtu, room;
-
-	if (!t->outer_resolved)
-		return UINT32_MAX; /* dropped as no_route further on */
-	mtu = r->tables->ports[t->outer_port].mtu;
-	if (mtu < t->overhead_fixed + t->block_len)
-		return 0;
-	/* Padding rounds inner + trailer up to the block: the largest inner
-	 * packet is one whole number of blocks minus the trailer. */
-	room = (mtu - t->overhead_fixed) / t->block_len * t->block_len;
-	return room - ESP_TRAILER;
-}
-
-static void send_into_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
-{
-	if (t->outer_ipv6)
-		esp6_output_tunnel(r, m, t);
-	else
-		esp_output_tunnel(r, m, t);
-}
-
-void tunnel_output(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
-{
-	uint32_t mtu = tunnel_inner_mtu(r, t);
-
-	if (rte_pktmbuf_pkt_len(m) <= mtu) {
-		send_into_tunnel(r, m, t);
-		return;
-	}
-	if (rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4 == 6) {
-		/* IPv6 links carry at least 1280 bytes (RFC 8200 5); a WAN whose
-		 * MTU leaves less inside the tunnel is misconfigured. */
-		icmp6_send_error(r, m, ICMP6_PACKET_TOO_BIG, 0,
-				 mtu < IPV6_MIN_MTU ? IPV6_MIN_MTU : mtu);
-		router_drop(r, m, ESGW_DROP_TOO_BIG);
-		return;
-	}
-	ipv4_output_too_big(r, m, mtu);
-}
 
 /* One fragment: the header of m (length, flags, offset, checksum changed)
  * and len bytes of its payload from pos. NULL if the pool is empty. */

@@ -5,6 +5,7 @@
  * Other ICMPv6 to its addresses goes to the host's stack (punt.c). */
 #include <string.h>
 
+#include "addr.h"
 #include "headers.h"
 #include "router.h"
 
@@ -121,4 +122,48 @@ void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t typ
 		   icmp6_checksum(out, out + IPV6_HEADER_LEN, 8 + quote));
 	r->ctr.icmp6_errors_sent++;
 	ipv6_output(r, m);
+}
+
+static int port_source(const struct router_port *port, const uint8_t toward[16], uint8_t src[16])
+{
+	for (uint32_t i = 0; i < port->nb_addrs6; i++) {
+		if (esgw_prefix6_match(port->addrs6[i].addr, toward, port->addrs6[i].len)) {
+			memcpy(src, port->addrs6[i].addr, 16);
+			return 1;
+		}
+	}
+	if (port->nb_addrs6 == 0)
+		return 0;
+	memcpy(src, port->addrs6[0].addr, 16);
+	return 1;
+}
+
+int router_source_address6(const struct router_tables *t, const uint8_t dst[16], uint8_t src[16])
+{
+	const struct fib6_route *rt = fib6_lookup(&t->fib6, dst);
+
+	if (rt != NULL) {
+		switch (rt->kind) {
+		case FIB_LOCAL:
+			memcpy(src, dst, 16);
+			return 1;
+		case FIB_TUNNEL:
+			if (t->tunnels[rt->tunnel].outer_ipv6) {
+				memcpy(src, t->tunnels[rt->tunnel].local6, 16);
+				return 1;
+			}
+			break; /* an IPv4 tunnel: any IPv6 address of ours */
+		default:
+			if (port_source(&t->ports[rt->port],
+					rt->kind == FIB_VIA ? rt->gateway : dst, src))
+				return 1;
+			break;
+		}
+	}
+	for (uint16_t p = 0; p < ESGW_MAX_PORTS; p++)
+		if (t->ports[p].present && t->ports[p].nb_addrs6 > 0) {
+			memcpy(src, t->ports[p].addrs6[0].addr, 16);
+			return 1;
+		}
+	return 0;
 }

@@ -215,3 +215,11 @@ void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 			tgt, dst, tgt, &l2);
 	}
 }
+
+int ipv6_is_port_address(const struct router_port *port, const uint8_t addr[16])
+{
+	for (uint32_t i = 0; i < port->nb_addrs6; i++)
+		if (memcmp(port->addrs6[i].addr, addr, 16) == 0)
+			return 1;
+	return 0;
+}
