@@ -6,14 +6,11 @@
  * resolution are neighbor.c's. */
 #include <string.h>
 
-#include <rte_byteorder.h>
-#include <rte_ether.h>
-
 #include "addr.h"
 #include "headers.h"
 #include "router.h"
 
-#define ARP_FRAME_LEN (ETHER_HEADER_LEN + ARP_MESSAGE_LEN)
+#define ARP_FRAME_LEN (RTE_ETHER_HDR_LEN + ARP_MESSAGE_LEN)
 
 /* The port address on the next hop's subnet: the source of our request. */
 static uint32_t request_source(const struct router_port *port, uint32_t target)
@@ -47,7 +44,7 @@ void arp_send_request(struct router *r, uint16_t port_id, uint32_t target)
 	rte_ether_addr_copy(&port->mac, &eth->src_addr);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 	memcpy(msg.sender_mac, port->mac.addr_bytes, 6);
-	arp_write((uint8_t *)(eth + 1), &msg);
+	arp_write((struct rte_arp_hdr *)(eth + 1), &msg);
 	r->ctr.arp_requests_sent++;
 	router_send_tx(r, port_id, m);
 }
@@ -72,13 +69,13 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 {
 	const struct router_port *port = &r->tables->ports[in_port];
 	struct rte_ether_hdr *eth = rte_pktmbuf_mtod(m, struct rte_ether_hdr *);
-	uint8_t *payload = (uint8_t *)(eth + 1);
+	struct rte_arp_hdr *arp = (struct rte_arp_hdr *)(eth + 1);
 	struct arp_message msg, reply;
 	int for_us, learnt = 0;
 	uint8_t addr[16];
 
 	if (rte_pktmbuf_data_len(m) < ARP_FRAME_LEN ||
-	    arp_parse(payload, rte_pktmbuf_data_len(m) - ETHER_HEADER_LEN, &msg) < 0) {
+	    arp_parse(arp, rte_pktmbuf_data_len(m) - RTE_ETHER_HDR_LEN, &msg) < 0) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
@@ -117,7 +114,7 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		.op = ARP_OP_REPLY, .sender_ip = msg.target_ip, .target_ip = msg.sender_ip};
 	memcpy(reply.sender_mac, port->mac.addr_bytes, 6);
 	memcpy(reply.target_mac, msg.sender_mac, 6);
-	arp_write(payload, &reply);
+	arp_write(arp, &reply);
 	memcpy(eth->dst_addr.addr_bytes, msg.sender_mac, 6);
 	rte_ether_addr_copy(&port->mac, &eth->src_addr);
 	r->ctr.arp_replies_sent++;

@@ -10,9 +10,6 @@
 #include "headers.h"
 #include "router.h"
 
-#define IPV4_DF 0x4000
-#define IPV4_MF 0x2000
-#define IPV4_OFFSET_MASK 0x1fff
 #define FRAGMENTS_MAX 64
 
 /* One fragment: the header of m (length, flags, offset, checksum changed)
@@ -20,16 +17,17 @@
 static struct rte_mbuf *make_fragment(struct router *r, struct rte_mbuf *m, uint32_t ihl,
 				      uint32_t pos, uint32_t len, int more)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint16_t flags = read_be16(ip + 6);
-	uint32_t offset = (flags & IPV4_OFFSET_MASK) * 8u + pos;
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	uint16_t flags = rte_be_to_cpu_16(ip->fragment_offset);
+	uint32_t offset = (flags & RTE_IPV4_HDR_OFFSET_MASK) * 8u + pos;
 	struct rte_mbuf *f = rte_pktmbuf_alloc(r->dp.pool);
+	struct rte_ipv4_hdr *out;
 	const void *src;
-	uint8_t *out;
+	uint8_t *payload;
 
 	if (f == NULL)
 		return NULL;
-	out = (uint8_t *)rte_pktmbuf_append(f, (uint16_t)(ihl + len));
+	out = (struct rte_ipv4_hdr *)rte_pktmbuf_append(f, (uint16_t)(ihl + len));
 	if (out == NULL) {
 		rte_pktmbuf_free(f);
 		return NULL;
@@ -38,25 +36,28 @@ static struct rte_mbuf *make_fragment(struct router *r, struct rte_mbuf *m, uint
 	 * them by their copy bit, and harmless for the options in use. */
 	memcpy(out, ip, ihl);
 	/* rte_pktmbuf_read copies only from segmented mbufs; else it points. */
-	src = rte_pktmbuf_read(m, ihl + pos, len, out + ihl);
-	if (src != out + ihl)
-		memcpy(out + ihl, src, len);
-	write_be16(out + 2, (uint16_t)(ihl + len));
-	write_be16(out + 6, (uint16_t)((flags & ~IPV4_OFFSET_MASK & ~IPV4_MF) |
-				       (more || (flags & IPV4_MF) ? IPV4_MF : 0) | (offset / 8)));
-	write_be16(out + 10, 0);
-	write_be16(out + 10, checksum_inet(out, ihl));
+	payload = (uint8_t *)out + ihl;
+	src = rte_pktmbuf_read(m, ihl + pos, len, payload);
+	if (src != payload)
+		memcpy(payload, src, len);
+	out->total_length = rte_cpu_to_be_16((uint16_t)(ihl + len));
+	out->fragment_offset = rte_cpu_to_be_16(
+		(uint16_t)((flags & ~RTE_IPV4_HDR_OFFSET_MASK & ~RTE_IPV4_HDR_MF_FLAG) |
+			   (more || (flags & RTE_IPV4_HDR_MF_FLAG) ? RTE_IPV4_HDR_MF_FLAG : 0) |
+			   (offset / 8)));
+	out->hdr_checksum = 0;
+	out->hdr_checksum = rte_cpu_to_be_16(checksum_inet(out, ihl));
 	*esgw_meta(f) = *esgw_meta(m);
 	return f;
 }
 
-void ipv4_output_too_big(struct router *r, struct rte_mbuf *m, uint32_t mtu)
+void frag_ipv4(struct router *r, struct rte_mbuf *m, uint32_t mtu)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint32_t ihl = (ip[0] & 0x0fu) * 4u, payload, chunk, nb;
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	uint32_t ihl = rte_ipv4_hdr_len(ip), payload, chunk, nb;
 	struct rte_mbuf *frags[FRAGMENTS_MAX];
 
-	if (read_be16(ip + 6) & IPV4_DF) {
+	if (rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_DF_FLAG) {
 		icmp_send_error_rest(r, m, ICMP_DEST_UNREACHABLE, 4 /* fragmentation needed */,
 				     mtu > 0xffff ? 0xffff : mtu);
 		router_drop(r, m, ESGW_DROP_TOO_BIG);
@@ -83,6 +84,6 @@ void ipv4_output_too_big(struct router *r, struct rte_mbuf *m, uint32_t mtu)
 	rte_pktmbuf_free(m); /* consumed: its fragments go on */
 	for (uint32_t i = 0; i < nb; i++) {
 		r->ctr.fragments_sent++;
-		router_output_ip(r, frags[i]);
+		forward_output(r, frags[i]);
 	}
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* ICMPv6 the gateway speaks itself (RFC 4443): echo replies for its own
  * addresses, neighbor discovery handed to nd.c, and the errors a router owes
- * (time exceeded, no route, packet too big), rate limited with the ICMP ones.
- * Other ICMPv6 to its addresses goes to the host's stack (punt.c). */
+ * (time exceeded, no route, packet too big), rate limited with the ICMP ones
+ * and sent from the gateway's address toward their destination. Other ICMPv6
+ * to its addresses goes to the host's stack (punt.c). */
 #include <string.h>
 
 #include "addr.h"
@@ -10,35 +11,34 @@
 #include "router.h"
 
 #define ICMP6_REPLY_HOP_LIMIT 64
-#define ICMP6_ERROR_MAX (IPV6_MIN_MTU - IPV6_HEADER_LEN) /* RFC 4443 2.4 (c) */
+#define ICMP6_ERROR_MAX (IPV6_MIN_MTU - IPV6_HDR_LEN) /* RFC 4443 2.4 (c) */
 
-uint16_t icmp6_checksum(const uint8_t *ip, const uint8_t *icmp, uint32_t len)
+uint16_t icmp6_checksum(const struct rte_ipv6_hdr *ip, const void *icmp, uint32_t len)
 {
-	uint8_t saved[2];
-	uint8_t *cks = (uint8_t *)icmp + 2;
+	struct rte_icmp_hdr *hdr = (struct rte_icmp_hdr *)icmp;
+	rte_be16_t saved = hdr->icmp_cksum;
 	uint16_t sum;
 
 	/* Summed as 0 whether it is being verified or computed. */
-	memcpy(saved, cks, 2);
-	cks[0] = cks[1] = 0;
-	sum = checksum_ipv6(ip + 8, ip + 24, IPPROTO_ICMPV6_NUM, icmp, len);
-	memcpy(cks, saved, 2);
+	hdr->icmp_cksum = 0;
+	sum = checksum_ipv6(ip->src_addr, ip->dst_addr, IPPROTO_ICMPV6, icmp, len);
+	hdr->icmp_cksum = saved;
 	return sum;
 }
 
 void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)
 {
-	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
-	uint8_t *icmp = ip + IPV6_HEADER_LEN;
-	uint32_t len = rte_pktmbuf_pkt_len(m) - IPV6_HEADER_LEN;
+	struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod(m, struct rte_ipv6_hdr *);
+	struct rte_icmp_hdr *icmp = (struct rte_icmp_hdr *)(ip + 1);
+	uint32_t len = rte_pktmbuf_pkt_len(m) - IPV6_HDR_LEN;
 	uint8_t tmp[16];
 
-	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) || len < 8 ||
-	    icmp6_checksum(ip, icmp, len) != read_be16(icmp + 2)) {
+	if (rte_pktmbuf_data_len(m) != rte_pktmbuf_pkt_len(m) || len < ICMP_HDR_LEN ||
+	    icmp6_checksum(ip, icmp, len) != rte_be_to_cpu_16(icmp->icmp_cksum)) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
-	switch (icmp[0]) {
+	switch (icmp->icmp_type) {
 	case ND_NEIGHBOR_SOLICIT:
 	case ND_NEIGHBOR_ADVERT:
 		if (esgw_meta(m)->kind != ESGW_PKT_RX) { /* through a tunnel: not on-link */
@@ -48,20 +48,21 @@ void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)
 		nd_input(r, m, esgw_meta(m)->in_port);
 		return;
 	case ICMP6_ECHO_REQUEST:
-		if (to_multicast || ip[8] == 0xff)
+		if (to_multicast || ip->src_addr[0] == 0xff)
 			break; /* no amplification through multicast pings */
 		/* Reply in place: the pseudo-header sum does not change when the
 		 * addresses swap, so only the type changes the checksum. */
-		icmp[0] = ICMP6_ECHO_REPLY;
-		write_be16(icmp + 2,
-			   checksum_adjust(read_be16(icmp + 2), ICMP6_ECHO_REQUEST << 8 | icmp[1],
-					   ICMP6_ECHO_REPLY << 8 | icmp[1]));
-		memcpy(tmp, ip + 8, 16);
-		memcpy(ip + 8, ip + 24, 16);
-		memcpy(ip + 24, tmp, 16);
-		ip[7] = ICMP6_REPLY_HOP_LIMIT;
+		icmp->icmp_type = ICMP6_ECHO_REPLY;
+		icmp->icmp_cksum =
+			rte_cpu_to_be_16(checksum_adjust(rte_be_to_cpu_16(icmp->icmp_cksum),
+							 ICMP6_ECHO_REQUEST << 8 | icmp->icmp_code,
+							 ICMP6_ECHO_REPLY << 8 | icmp->icmp_code));
+		memcpy(tmp, ip->src_addr, 16);
+		memcpy(ip->src_addr, ip->dst_addr, 16);
+		memcpy(ip->dst_addr, tmp, 16);
+		ip->hop_limits = ICMP6_REPLY_HOP_LIMIT;
 		r->ctr.icmp6_echo_replies++;
-		ipv6_output(r, m);
+		forward_output(r, m);
 		return;
 	default:
 		/* Other ICMPv6 to one of our addresses (echo replies, packet too
@@ -75,55 +76,7 @@ void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast)
 	router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
 }
 
-void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
-		      uint32_t param)
-{
-	const uint8_t *ip = rte_pktmbuf_mtod(orig, const uint8_t *);
-	static const uint8_t unspecified[16];
-	uint32_t quote = rte_pktmbuf_data_len(orig);
-	uint8_t src[16], *out;
-	struct rte_mbuf *m;
-
-	/* RFC 4443 2.4 (e): never to a multicast or unspecified source, never
-	 * about an ICMPv6 error (types below 128). */
-	if (ip[8] == 0xff || memcmp(ip + 8, unspecified, 16) == 0)
-		return;
-	if (ip[6] == IPPROTO_ICMPV6_NUM &&
-	    (quote < IPV6_HEADER_LEN + 1 || ip[IPV6_HEADER_LEN] < 128))
-		return;
-	if (ip[24] == 0xff && type != ICMP6_PACKET_TOO_BIG)
-		return;
-	if (!router_source_address6(r->tables, ip + 8, src) || !icmp_rate_allows(r))
-		return;
-	if (quote > ICMP6_ERROR_MAX - 8)
-		quote = ICMP6_ERROR_MAX - 8;
-	m = rte_pktmbuf_alloc(r->dp.pool);
-	if (m == NULL) {
-		r->ctr.drops[ESGW_DROP_NO_MBUF]++;
-		return;
-	}
-	out = (uint8_t *)rte_pktmbuf_append(m, (uint16_t)(IPV6_HEADER_LEN + 8 + quote));
-	if (out == NULL) {
-		rte_pktmbuf_free(m);
-		return;
-	}
-	memset(out, 0, IPV6_HEADER_LEN + 8);
-	out[0] = 0x60;
-	write_be16(out + 4, (uint16_t)(8 + quote));
-	out[6] = IPPROTO_ICMPV6_NUM;
-	out[7] = ICMP6_REPLY_HOP_LIMIT;
-	memcpy(out + 8, src, 16);
-	memcpy(out + 24, ip + 8, 16);
-	out[IPV6_HEADER_LEN] = type;
-	out[IPV6_HEADER_LEN + 1] = code;
-	write_be32(out + IPV6_HEADER_LEN + 4, param);
-	memcpy(out + IPV6_HEADER_LEN + 8, ip, quote);
-	write_be16(out + IPV6_HEADER_LEN + 2,
-		   icmp6_checksum(out, out + IPV6_HEADER_LEN, 8 + quote));
-	r->ctr.icmp6_errors_sent++;
-	ipv6_output(r, m);
-}
-
+/* The port's address on toward's subnet, else its first; 0 if it has none. */
 static int port_source(const struct router_port *port, const uint8_t toward[16], uint8_t src[16])
 {
 	for (uint32_t i = 0; i < port->nb_addrs6; i++) {
@@ -138,7 +91,8 @@ static int port_source(const struct router_port *port, const uint8_t toward[16],
 	return 1;
 }
 
-int router_source_address6(const struct router_tables *t, const uint8_t dst[16], uint8_t src[16])
+/* The gateway address to send an error toward dst from; 0 if it has none. */
+static int source_address(const struct router_tables *t, const uint8_t dst[16], uint8_t src[16])
 {
 	const struct fib6_route *rt = fib6_lookup(&t->fib6, dst);
 
@@ -166,4 +120,64 @@ int router_source_address6(const struct router_tables *t, const uint8_t dst[16],
 			return 1;
 		}
 	return 0;
+}
+
+/* RFC 4443 2.4 (e): never to a multicast or unspecified source, never about
+ * an ICMPv6 error (types below 128); to a multicast destination, only packet
+ * too big (it serves path MTU discovery). quote: the bytes of ip at hand. */
+static int error_allowed(const struct rte_ipv6_hdr *ip, uint32_t quote, uint8_t type)
+{
+	static const uint8_t unspecified[16];
+
+	if (ip->src_addr[0] == 0xff || memcmp(ip->src_addr, unspecified, 16) == 0)
+		return 0;
+	if (ip->proto == IPPROTO_ICMPV6 &&
+	    (quote < IPV6_HDR_LEN + 1 || ((const struct rte_icmp_hdr *)(ip + 1))->icmp_type < 128))
+		return 0;
+	return ip->dst_addr[0] != 0xff || type == ICMP6_PACKET_TOO_BIG;
+}
+
+void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+		      uint32_t param)
+{
+	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod(orig, const struct rte_ipv6_hdr *);
+	uint32_t quote = rte_pktmbuf_data_len(orig);
+	struct rte_ipv6_hdr *out;
+	struct rte_icmp_hdr *icmp;
+	struct rte_mbuf *m;
+	uint8_t src[16];
+
+	if (!error_allowed(ip, quote, type) || !source_address(r->tables, ip->src_addr, src) ||
+	    !icmp_rate_allows(r))
+		return;
+	if (quote > ICMP6_ERROR_MAX - ICMP_HDR_LEN)
+		quote = ICMP6_ERROR_MAX - ICMP_HDR_LEN;
+	m = rte_pktmbuf_alloc(r->dp.pool);
+	if (m == NULL) {
+		r->ctr.drops[ESGW_DROP_NO_MBUF]++;
+		return;
+	}
+	out = (struct rte_ipv6_hdr *)rte_pktmbuf_append(
+		m, (uint16_t)(IPV6_HDR_LEN + ICMP_HDR_LEN + quote));
+	if (out == NULL) {
+		rte_pktmbuf_free(m);
+		return;
+	}
+	memset(out, 0, IPV6_HDR_LEN + ICMP_HDR_LEN);
+	out->vtc_flow = rte_cpu_to_be_32(6u << 28);
+	out->payload_len = rte_cpu_to_be_16((uint16_t)(ICMP_HDR_LEN + quote));
+	out->proto = IPPROTO_ICMPV6;
+	out->hop_limits = ICMP6_REPLY_HOP_LIMIT;
+	memcpy(out->src_addr, src, 16);
+	memcpy(out->dst_addr, ip->src_addr, 16);
+	icmp = (struct rte_icmp_hdr *)(out + 1);
+	icmp->icmp_type = type;
+	icmp->icmp_code = code;
+	/* The second word: the MTU (packet too big) or the pointer. */
+	icmp->icmp_ident = rte_cpu_to_be_16((uint16_t)(param >> 16));
+	icmp->icmp_seq_nb = rte_cpu_to_be_16((uint16_t)param);
+	memcpy(icmp + 1, ip, quote);
+	icmp->icmp_cksum = rte_cpu_to_be_16(icmp6_checksum(out, icmp, ICMP_HDR_LEN + quote));
+	r->ctr.icmp6_errors_sent++;
+	forward_output(r, m);
 }

@@ -66,7 +66,7 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	for (unsigned int i = 0; i < n; i++) {
 		if (i + DATA_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
-		router_input(r, pkts[i]);
+		forward_input(r, pkts[i]);
 	}
 	return n;
 }

@@ -10,7 +10,6 @@
 
 #define NATT_DEFAULT_PORT 4500 /* RFC 3948 */
 #define IKE_PORT 500
-#define UDP_HEADER_LEN 8
 #define NATT_KEEPALIVE_BYTE 0xff /* RFC 3948 2.3: a one-byte payload */
 #define NON_ESP_MARKER_LEN 4     /* RFC 3948 2.2: four zero bytes where the SPI would be */
 
@@ -50,23 +49,35 @@ static int is_natt_port(const struct router_tables *t, uint16_t port)
 }
 
 /* Take the UDP header out, so the crypto worker sees the plain ESP packet
- * the SA's ICV covers (RFC 3948 3.2: the UDP header is not part of it). */
-static void strip_udp(struct rte_mbuf *m, size_t ihl)
+ * the SA's ICV covers (RFC 3948 3.2: the UDP header is not part of it). The
+ * UDP checksum is not verified: the ESP ICV covers all the worker uses. */
+static void strip_udp(struct rte_mbuf *m, int is_ip6, size_t hlen)
 {
 	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
 
-	memmove(ip + UDP_HEADER_LEN, ip, ihl);
-	rte_pktmbuf_adj(m, UDP_HEADER_LEN);
-	ip += UDP_HEADER_LEN;
-	write_be16(ip + 2, (uint16_t)(read_be16(ip + 2) - UDP_HEADER_LEN));
-	ip[9] = IPPROTO_ESP_NUM;
-	write_be16(ip + 10, 0);
-	write_be16(ip + 10, checksum_inet(ip, ihl));
+	memmove(ip + UDP_HDR_LEN, ip, hlen);
+	rte_pktmbuf_adj(m, UDP_HDR_LEN);
+	ip += UDP_HDR_LEN;
+	if (is_ip6) {
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)ip;
+
+		ip6->payload_len = rte_cpu_to_be_16(
+			(uint16_t)(rte_be_to_cpu_16(ip6->payload_len) - UDP_HDR_LEN));
+		ip6->proto = IPPROTO_ESP;
+	} else {
+		struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)ip;
+
+		ip4->total_length = rte_cpu_to_be_16(
+			(uint16_t)(rte_be_to_cpu_16(ip4->total_length) - UDP_HDR_LEN));
+		ip4->next_proto_id = IPPROTO_ESP;
+		ip4->hdr_checksum = 0;
+		ip4->hdr_checksum = rte_cpu_to_be_16(checksum_inet(ip4, hlen));
+	}
 }
 
 /* What UDP to local port dport carries (RFC 3948 2.2, 2.3): 1 for ESP, which
  * goes on to its SA; 0 when m is consumed (IKE punted to the host, keepalive
- * absorbed, other ports punted, malformed dropped). Shared by IPv4 and IPv6. */
+ * absorbed, other ports punted, malformed dropped). */
 static int natt_payload_is_esp(struct router *r, struct rte_mbuf *m, uint16_t dport,
 			       const uint8_t *payload, size_t payload_len)
 {
@@ -96,58 +107,34 @@ static int natt_payload_is_esp(struct router *r, struct rte_mbuf *m, uint16_t dp
 	return 1;
 }
 
-void udp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port)
+void natt_input(struct router *r, struct rte_mbuf *m, int is_ip6)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *), *udp;
-	size_t ihl = (size_t)(ip[0] & 0x0f) * 4;
-	uint16_t dport, udp_len;
+	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
+	size_t hlen = packet_ip_header_len(ip, is_ip6);
+	const struct rte_udp_hdr *udp;
+	uint16_t dport, udp_len, ip_payload;
 
-	if (rte_pktmbuf_data_len(m) < ihl + UDP_HEADER_LEN) {
+	if (rte_pktmbuf_data_len(m) < hlen + UDP_HDR_LEN) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
-	udp = ip + ihl;
-	dport = read_be16(udp + 2);
-	udp_len = read_be16(udp + 4);
-	/* input_ip trimmed the packet to its IPv4 total length. */
-	if (udp_len < UDP_HEADER_LEN || udp_len != read_be16(ip + 2) - ihl ||
-	    rte_pktmbuf_data_len(m) < ihl + udp_len) {
+	udp = (const struct rte_udp_hdr *)(ip + hlen);
+	dport = rte_be_to_cpu_16(udp->dst_port);
+	udp_len = rte_be_to_cpu_16(udp->dgram_len);
+	/* The IP payload, to which forward.c trimmed the packet: IPv6's
+	 * payload length (UDP right behind the fixed header: local.c sends
+	 * nothing else here), IPv4's total length without its header. */
+	ip_payload = is_ip6 ? rte_be_to_cpu_16(((const struct rte_ipv6_hdr *)ip)->payload_len)
+			    : (uint16_t)(rte_be_to_cpu_16(
+						 ((const struct rte_ipv4_hdr *)ip)->total_length) -
+					 hlen);
+	if (udp_len < UDP_HDR_LEN || udp_len != ip_payload ||
+	    rte_pktmbuf_data_len(m) < hlen + udp_len) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
-	if (!natt_payload_is_esp(r, m, dport, udp + UDP_HEADER_LEN, udp_len - UDP_HEADER_LEN))
+	if (!natt_payload_is_esp(r, m, dport, (const uint8_t *)(udp + 1), udp_len - UDP_HDR_LEN))
 		return;
-	strip_udp(m, ihl);
-	esp_input_udp(r, m, in_port, dport);
-}
-
-void udp6_input_local(struct router *r, struct rte_mbuf *m)
-{
-	uint8_t *ip = rte_pktmbuf_mtod(m, uint8_t *);
-	const uint8_t *udp = ip + IPV6_HEADER_LEN;
-	uint16_t dport, udp_len;
-
-	if (rte_pktmbuf_data_len(m) < IPV6_HEADER_LEN + UDP_HEADER_LEN) {
-		router_drop(r, m, ESGW_DROP_MALFORMED);
-		return;
-	}
-	dport = read_be16(udp + 2);
-	udp_len = read_be16(udp + 4);
-	/* UDP right behind the fixed header (ipv6.c sends nothing else here),
-	 * and ipv6_input trimmed the packet to its payload length. */
-	if (udp_len < UDP_HEADER_LEN || udp_len != read_be16(ip + 4) ||
-	    rte_pktmbuf_data_len(m) < IPV6_HEADER_LEN + (size_t)udp_len) {
-		router_drop(r, m, ESGW_DROP_MALFORMED);
-		return;
-	}
-	if (!natt_payload_is_esp(r, m, dport, udp + UDP_HEADER_LEN, udp_len - UDP_HEADER_LEN))
-		return;
-	/* The UDP checksum is not verified, as over IPv4: the ESP ICV covers
-	 * all the worker will use. Take the UDP header out (RFC 3948 3.2). */
-	memmove(ip + UDP_HEADER_LEN, ip, IPV6_HEADER_LEN);
-	rte_pktmbuf_adj(m, UDP_HEADER_LEN);
-	ip += UDP_HEADER_LEN;
-	write_be16(ip + 4, (uint16_t)(udp_len - UDP_HEADER_LEN));
-	ip[6] = IPPROTO_ESP_NUM;
-	esp6_input_udp(r, m, dport);
+	strip_udp(m, is_ip6, hlen);
+	dispatch_decrypt(r, m, is_ip6, dport);
 }

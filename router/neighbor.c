@@ -73,12 +73,6 @@ struct neighbor_table {
 	uint32_t nb_held;
 };
 
-void neighbor_addr4(uint32_t ip, uint8_t addr[16])
-{
-	memset(addr, 0, 16);
-	write_be32(addr, ip);
-}
-
 int neighbor_table_init(struct router *r)
 {
 	struct neighbor_table *t = calloc(1, sizeof(*t));
@@ -301,7 +295,7 @@ static void learn(struct router *r, struct neigh_entry *e, const uint8_t mac[6],
 	/* Off the entry before sending: resolving others may evict it. */
 	n = held_take(r->neigh, e, held);
 	for (unsigned int h = 0; h < n; h++)
-		router_output_ip(r, held[h]); /* by version: IPv4, IPv6, into a tunnel */
+		forward_output(r, held[h]); /* by version: IPv4, IPv6, into a tunnel */
 }
 
 int neighbor_resolve(struct router *r, uint8_t family, uint16_t port, const uint8_t addr[16],

@@ -105,33 +105,36 @@ static void punt_enqueue(struct router *r, struct rte_mbuf *m, uint16_t port, en
 	esgw_dp_wake(&r->dp, &r->dp.shared->db_rxtx);
 }
 
+/* The port that owns the destination of IP packet ip, if it is an address
+ * of ours (not a broadcast: that is not the host's to answer); -1 if not. */
+static int local_port(const struct router_tables *t, const void *ip, int is_ip6)
+{
+	if (is_ip6) {
+		const struct fib6_route *rt =
+			fib6_lookup(&t->fib6, ((const struct rte_ipv6_hdr *)ip)->dst_addr);
+
+		return rt != NULL && rt->kind == FIB_LOCAL ? rt->port : -1;
+	} else {
+		const struct fib_route *rt = fib_lookup(
+			&t->fib, rte_be_to_cpu_32(((const struct rte_ipv4_hdr *)ip)->dst_addr));
+
+		return rt != NULL && rt->kind == FIB_LOCAL ? rt->port : -1;
+	}
+}
+
 static void punt_packet(struct router *r, struct rte_mbuf *m, enum punt_class c)
 {
 	struct esgw_meta *meta = esgw_meta(m);
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-	int ipv6 = ip[0] >> 4 == 6;
+	int is_ip6 = packet_ip_version(rte_pktmbuf_mtod(m, const void *)) == 6;
+	int owner = local_port(r->tables, rte_pktmbuf_mtod(m, const void *), is_ip6);
 	const struct router_port *port;
 	struct rte_ether_hdr *eth;
-	uint16_t port_id, local_port;
+	uint16_t port_id;
 	int received;
 
-	/* Only to an address of ours: a broadcast is not the host's to answer. */
-	if (ipv6) {
-		const struct fib6_route *rt = fib6_lookup(&r->tables->fib6, ip + 24);
-
-		if (rt == NULL || rt->kind != FIB_LOCAL) {
-			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
-			return;
-		}
-		local_port = rt->port;
-	} else {
-		const struct fib_route *rt = fib_lookup(&r->tables->fib, read_be32(ip + 16));
-
-		if (rt == NULL || rt->kind != FIB_LOCAL) {
-			router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
-			return;
-		}
-		local_port = rt->port;
+	if (owner < 0) {
+		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
+		return;
 	}
 	if (r->punt_ring == NULL) {
 		router_drop(r, m, ESGW_DROP_PUNTED_NO_HOST);
@@ -146,12 +149,12 @@ static void punt_packet(struct router *r, struct rte_mbuf *m, enum punt_class c)
 	 * decrypted packets to the TAP of the port that owns the address. */
 	received = meta->kind == ESGW_PKT_RX && meta->in_port < ESGW_MAX_PORTS &&
 		   r->tables->ports[meta->in_port].present;
-	port_id = received ? meta->in_port : local_port;
+	port_id = received ? meta->in_port : (uint16_t)owner;
 	port = &r->tables->ports[port_id];
-	/* A received frame's Ethernet header is still in the headroom (input_ip
+	/* A received frame's Ethernet header is still in the headroom (forward.c
 	 * only stripped it); the destination MAC and type are rewritten anyway,
 	 * so a packet reassembled or decrypted here carries the right ones. */
-	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, ETHER_HEADER_LEN);
+	eth = (struct rte_ether_hdr *)rte_pktmbuf_prepend(m, RTE_ETHER_HDR_LEN);
 	if (eth == NULL) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
@@ -159,16 +162,16 @@ static void punt_packet(struct router *r, struct rte_mbuf *m, enum punt_class c)
 	rte_ether_addr_copy(&port->mac, &eth->dst_addr);
 	if (!received)
 		rte_ether_addr_copy(&port->mac, &eth->src_addr);
-	eth->ether_type = rte_cpu_to_be_16(ipv6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	eth->ether_type = rte_cpu_to_be_16(is_ip6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
 	punt_enqueue(r, m, port_id, c);
 }
 
 void punt_to_host(struct router *r, struct rte_mbuf *m)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint8_t proto = ip[0] >> 4 == 6 ? ip[6] : ip[9];
+	const void *ip = rte_pktmbuf_mtod(m, const void *);
+	uint8_t proto = packet_ip_proto(ip, packet_ip_version(ip) == 6);
 
-	punt_packet(r, m, proto == IPPROTO_TCP_NUM ? PUNT_TCP : PUNT_OTHER);
+	punt_packet(r, m, proto == IPPROTO_TCP ? PUNT_TCP : PUNT_OTHER);
 }
 
 void punt_ike_to_host(struct router *r, struct rte_mbuf *m)

@@ -32,11 +32,6 @@
 #define REASM_TIMEOUT_MS 2000
 #define REASM_PER_SOURCE 4 /* datagrams of one sender that is not a tunnel peer */
 #define IPV4_MAX_HEADER_LEN 60
-#define IPV4_MF 0x2000
-#define IPV4_OFFSET_MASK 0x1fff
-#define IPV6_FRAGMENT_HEADER_LEN 8
-#define IPV6_FRAGMENT_MF 0x0001
-#define IPV6_FRAGMENT_OFFSET_MASK 0xfff8 /* in 8-byte units, already shifted by 3 */
 
 /* What identifies a datagram (the family's fields, the rest zero) and where
  * a fragment's payload starts. */
@@ -184,18 +179,19 @@ static struct reassembly_datagram *datagram_find(struct router *r, const struct 
 static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datagram *d)
 {
 	struct rte_mbuf *first = NULL, *out;
+	const uint8_t *ip;
 	uint32_t hlen;
-	uint8_t *p, *ip;
+	uint8_t *p;
 
 	for (uint8_t i = 0; i < d->nb; i++)
 		if (d->frags[i].offset == 0)
 			first = d->frags[i].m;
 	if (first == NULL) /* fragment_add completes only a covered datagram */
 		return NULL;
-	ip = rte_pktmbuf_mtod(first, uint8_t *);
-	/* IPv6: only the fixed header goes before the fragment header (ipv6.c
+	ip = rte_pktmbuf_mtod(first, const uint8_t *);
+	/* IPv6: only the fixed header goes before the fragment header (local.c
 	 * hands no other extension headers here). */
-	hlen = d->key.family == 6 ? IPV6_HEADER_LEN : (ip[0] & 0x0fu) * 4u;
+	hlen = packet_ip_header_len(ip, d->key.family == 6);
 	out = rte_pktmbuf_alloc(r->dp.pool);
 	if (out == NULL)
 		return NULL;
@@ -214,21 +210,27 @@ static struct rte_mbuf *datagram_build(struct router *r, struct reassembly_datag
 			memcpy(to, from, d->frags[i].len);
 	}
 	if (d->key.family == 6) {
-		p[6] = ip[IPV6_HEADER_LEN]; /* the fragment header's next header */
-		write_be16(p + 4, (uint16_t)d->total);
+		struct rte_ipv6_hdr *ip6 = (struct rte_ipv6_hdr *)p;
+
+		ip6->proto =
+			((const struct rte_ipv6_fragment_ext *)(ip + IPV6_HDR_LEN))->next_header;
+		ip6->payload_len = rte_cpu_to_be_16((uint16_t)d->total);
 	} else {
-		write_be16(p + 2, (uint16_t)(hlen + d->total));
-		write_be16(p + 6, (uint16_t)(read_be16(p + 6) & ~(IPV4_MF | IPV4_OFFSET_MASK)));
-		write_be16(p + 10, 0);
-		write_be16(p + 10, checksum_inet(p, hlen));
+		struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)p;
+
+		ip4->total_length = rte_cpu_to_be_16((uint16_t)(hlen + d->total));
+		ip4->fragment_offset = rte_cpu_to_be_16(
+			(uint16_t)(rte_be_to_cpu_16(ip4->fragment_offset) & ~IPV4_FRAGMENT_BITS));
+		ip4->hdr_checksum = 0;
+		ip4->hdr_checksum = rte_cpu_to_be_16(checksum_inet(ip4, hlen));
 	}
 	*esgw_meta(out) = *esgw_meta(first);
 	return out;
 }
 
 /* Drop fragment m and the datagram d it belongs to, both for reason. */
-static struct rte_mbuf *refuse(struct router *r, struct rte_mbuf *m,
-			       struct reassembly_datagram *d, enum esgw_drop reason)
+static struct rte_mbuf *refuse(struct router *r, struct rte_mbuf *m, struct reassembly_datagram *d,
+			       enum esgw_drop reason)
 {
 	router_drop(r, m, reason);
 	datagram_drop(r, d, reason);
@@ -242,7 +244,7 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 	 * datagram is built behind the first fragment's header, whichever
 	 * fragment announced the end. */
 	uint32_t max_payload = rte_pktmbuf_data_room_size(r->dp.pool) - RTE_PKTMBUF_HEADROOM -
-			       (f->key.family == 6 ? IPV6_HEADER_LEN : IPV4_MAX_HEADER_LEN);
+			       (f->key.family == 6 ? IPV6_HDR_LEN : IPV4_MAX_HEADER_LEN);
 	uint32_t end = f->offset + f->len;
 	struct reassembly_datagram *d;
 	struct rte_mbuf *whole;
@@ -262,8 +264,7 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 	 * 5722 for IPv6, and the same for IPv4): they only serve to confuse
 	 * filters. A duplicate counts as one too. */
 	for (uint8_t i = 0; i < d->nb; i++)
-		if (f->offset < d->frags[i].offset + d->frags[i].len &&
-		    d->frags[i].offset < end)
+		if (f->offset < d->frags[i].offset + d->frags[i].len && d->frags[i].offset < end)
 			return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
 	if (!f->more) {
 		/* A second end, or a fragment held beyond this end. */
@@ -299,37 +300,41 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 
 struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *);
-	uint16_t flags = read_be16(ip + 6);
-	struct fragment f = {.key = {.family = 4, .proto = ip[9], .id = read_be16(ip + 4)}};
+	const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
+	uint16_t flags = rte_be_to_cpu_16(ip->fragment_offset);
+	struct fragment f = {.key = {.family = 4,
+				     .proto = ip->next_proto_id,
+				     .id = rte_be_to_cpu_16(ip->packet_id)}};
 
-	memcpy(f.key.src, ip + 12, 4);
-	memcpy(f.key.dst, ip + 16, 4);
-	f.header_len = (ip[0] & 0x0fu) * 4u;
-	f.offset = (flags & IPV4_OFFSET_MASK) * 8u;
+	memcpy(f.key.src, &ip->src_addr, 4);
+	memcpy(f.key.dst, &ip->dst_addr, 4);
+	f.header_len = rte_ipv4_hdr_len(ip);
+	f.offset = (flags & RTE_IPV4_HDR_OFFSET_MASK) * 8u;
 	f.len = rte_pktmbuf_pkt_len(m) - f.header_len;
-	f.more = (flags & IPV4_MF) != 0;
+	f.more = (flags & RTE_IPV4_HDR_MF_FLAG) != 0;
 	return fragment_add(r, m, &f);
 }
 
 struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m)
 {
-	const uint8_t *ip = rte_pktmbuf_mtod(m, const uint8_t *), *frag = ip + IPV6_HEADER_LEN;
+	const struct rte_ipv6_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv6_hdr *);
+	const struct rte_ipv6_fragment_ext *frag = (const struct rte_ipv6_fragment_ext *)(ip + 1);
 	struct fragment f = {.key = {.family = 6}};
 	uint16_t offset_flags;
 
-	if (rte_pktmbuf_data_len(m) < IPV6_HEADER_LEN + IPV6_FRAGMENT_HEADER_LEN) {
+	if (rte_pktmbuf_data_len(m) < IPV6_HDR_LEN + IPV6_FRAG_HDR_LEN) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return NULL;
 	}
-	offset_flags = read_be16(frag + 2);
-	memcpy(f.key.src, ip + 8, 16);
-	memcpy(f.key.dst, ip + 24, 16);
-	f.key.id = read_be32(frag + 4);
-	f.header_len = IPV6_HEADER_LEN + IPV6_FRAGMENT_HEADER_LEN;
-	f.offset = offset_flags & IPV6_FRAGMENT_OFFSET_MASK;
+	offset_flags = rte_be_to_cpu_16(frag->frag_data);
+	memcpy(f.key.src, ip->src_addr, 16);
+	memcpy(f.key.dst, ip->dst_addr, 16);
+	f.key.id = rte_be_to_cpu_32(frag->id);
+	f.header_len = IPV6_HDR_LEN + IPV6_FRAG_HDR_LEN;
+	/* The offset in 8-byte units, already shifted by 3: in bytes. */
+	f.offset = offset_flags & RTE_IPV6_EHDR_FO_MASK;
 	f.len = rte_pktmbuf_pkt_len(m) - f.header_len;
-	f.more = (offset_flags & IPV6_FRAGMENT_MF) != 0;
+	f.more = (offset_flags & RTE_IPV6_EHDR_MF_MASK) != 0;
 	/* An atomic fragment (offset 0, no more: RFC 6946) goes through the
 	 * table too and comes out at once, without its fragment header. */
 	return fragment_add(r, m, &f);

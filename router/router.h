@@ -7,6 +7,7 @@
 #define ESGW_ROUTER_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <rte_ether.h>
 #include <rte_mbuf.h>
@@ -15,6 +16,7 @@
 #include "dp.h"
 #include "fib.h"
 #include "fib6.h"
+#include "packet.h"
 
 #define ROUTER_MAX_ADDRS ESGW_MAX_ADDRS_PER_INTERFACE
 #define ROUTER_BATCH (2 * ESGW_BURST)
@@ -32,7 +34,7 @@ struct router_port {
 		uint8_t len;
 	} addrs[ROUTER_MAX_ADDRS];
 	struct rte_ring *tx_ring;
-	uint32_t nb_addrs6; /* IPv6 addresses (ipv6.c) */
+	uint32_t nb_addrs6; /* IPv6 addresses */
 	struct {
 		uint8_t addr[16];
 		uint8_t len;
@@ -48,7 +50,7 @@ struct router_tunnel {
 	int outer_resolved;
 	uint16_t outer_port;
 	uint32_t outer_nexthop;
-	/* IPv6 outer header (ipv6.c): local6/remote6/outer_nexthop6 instead. */
+	/* IPv6 outer header: local6/remote6/outer_nexthop6 instead. */
 	uint8_t outer_ipv6;
 	uint8_t local6[16], remote6[16], outer_nexthop6[16];
 	/* ESP overhead of the outbound SA's algorithm (frag.c): the inner
@@ -195,15 +197,22 @@ void router_send_tx(struct router *r, uint16_t port, struct rte_mbuf *frame);
 void router_send_crypto(struct router *r, uint32_t worker, struct rte_mbuf *m);
 void router_flush(struct router *r);
 
-/* forward.c */
+/* forward.c: both IP families, from the input rings to a port or a tunnel */
 /* Whatever arrives on the router's input rings: a frame from a port (kind
- * RX) or a decrypted packet (kind DECRYPTED). The fuzz target's entry too. */
-void router_input(struct router *r, struct rte_mbuf *m);
-/* An Ethernet frame from a port (kind RX). */
-void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port);
-/* An IPv4 packet without L2 (after L2 strip, or decrypted): validate, deliver
- * locally or forward with TTL decremented. */
-void router_input_ip(struct router *r, struct rte_mbuf *m);
+ * RX) or a decrypted IPv4 or IPv6 packet (kind DECRYPTED): validated, then
+ * delivered locally (local.c) or forwarded with its TTL or hop limit
+ * decremented. Consumes m. The fuzz target's entry too. */
+void forward_input(struct router *r, struct rte_mbuf *m);
+/* Route and send an IPv4 or IPv6 packet without L2 whose TTL or hop limit
+ * is final (forwarded after decrement, originated by the gateway, or held
+ * for ARP or ND until now). Consumes m. */
+void forward_output(struct router *r, struct rte_mbuf *m);
+
+/* local.c: an IPv4 or IPv6 packet (no L2) to one of the gateway's addresses,
+ * or (to_multicast, IPv6) to a group of a port of ours, past forward.c's
+ * checks: reassembled if a fragment, then to ICMP, ICMPv6, ESP, ESP in UDP,
+ * or the host's stack. Consumes m. */
+void local_input(struct router *r, struct rte_mbuf *m, int is_ip6, int to_multicast);
 
 /* config.c, also for ipv6.c's tables: -1 where the name is unknown. */
 int router_port_by_name(const struct router_tables *t, const char *name);
@@ -215,18 +224,20 @@ int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name);
 int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg,
 			const Esgw__Route *rc, int connected_port, uint8_t *kind, uint32_t *tunnel,
 			uint16_t *port, char *err, size_t errlen);
-/* Route and send an IPv4 packet without L2 whose TTL is final (forwarded
- * after decrement, or originated by the gateway). Consumes m. */
-void router_output_ip(struct router *r, struct rte_mbuf *m);
 
 /* neighbor.c: the neighbour table of ARP and ND */
 int neighbor_table_init(struct router *r);
 void neighbor_table_free(struct router *r);
-/* An IPv4 address (host order) as a neighbour table address. */
-void neighbor_addr4(uint32_t ip, uint8_t addr[16]);
+/* An IPv4 address (host order) as a neighbour table address: big-endian
+ * in the first four bytes, the rest zero. */
+static inline void neighbor_addr4(uint32_t ip, uint8_t addr[16])
+{
+	memset(addr, 0, 16);
+	write_be32(addr, ip);
+}
 /* MAC of addr (family 4 or 6) on port: 1 with mac filled, or 0 after
  * holding m (a request or solicitation is sent) or dropping it
- * (ARP_UNRESOLVED). Held packets go through router_output_ip again once
+ * (ARP_UNRESOLVED). Held packets go through forward_output again once
  * resolved. */
 int neighbor_resolve(struct router *r, uint8_t family, uint16_t port, const uint8_t addr[16],
 		     struct rte_mbuf *m, struct rte_ether_addr *mac);
@@ -258,7 +269,7 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port);
 void arp_send_request(struct router *r, uint16_t port_id, uint32_t target);
 /* MAC of nexthop on port: returns 1 with mac filled, or 0 after holding m
  * (resolution started) or dropping it (ARP_UNRESOLVED). m is an IPv4 packet
- * without L2; when the reply arrives it goes through router_output_ip again. */
+ * without L2; when the reply arrives it goes through forward_output again. */
 int arp_resolve(struct router *r, uint16_t port, uint32_t nexthop, struct rte_mbuf *m,
 		struct rte_ether_addr *mac);
 
@@ -269,17 +280,31 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m);
  * received); orig is not consumed. Rate limited. */
 void icmp_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code);
 
-/* esp_dispatch.c */
-/* ESP to a gateway address (IPv4 packet without L2): to its SA's worker. */
-void esp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port);
-/* The same for ESP that arrived in UDP to local port udp_port (natt.c has
- * taken the UDP header out): only an SA encapsulated on that port takes it. */
-void esp_input_udp(struct router *r, struct rte_mbuf *m, uint16_t in_port, uint16_t udp_port);
-/* A packet protected by a policy: to the worker of SA slot over tunnel t. */
-void esp_output_sa(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t,
-		   uint32_t sa_slot, uint32_t worker);
-/* A packet routed into a tunnel (TTL final): to the outbound SA's worker. */
-void esp_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t);
+/* dispatch.c: ESP to and from the crypto workers, both families */
+/* ESP to a gateway address (IPv4 or IPv6 packet without L2, ESP right
+ * behind the IP header): to the worker of its inbound SA. udp_port: the
+ * local port it arrived on in UDP (natt.c has taken the UDP header out), 0
+ * for plain ESP; only an SA encapsulated that way takes it. Consumes m. */
+void dispatch_decrypt(struct router *r, struct rte_mbuf *m, int is_ip6, uint16_t udp_port);
+/* An inner packet (TTL final) into tunnel t, to be encrypted with SA slot
+ * sa_slot on worker (the tunnel's outbound SA, or a policy's): the outer
+ * next hop by ARP or ND for t's family, then to the worker. Consumes m. */
+void dispatch_encrypt(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t,
+		      uint32_t sa_slot, uint32_t worker);
+
+/* tunnel.c */
+/* Send into tunnel t after checking the inner MTU: too big IPv6 gets
+ * ICMPv6 packet too big, too big IPv4 goes to frag_ipv4. Consumes m. */
+void tunnel_output(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t);
+/* The largest inner packet t carries without exceeding its port's MTU. */
+uint32_t tunnel_inner_mtu(const struct router *r, const struct router_tunnel *t);
+/* Fill the ESP overhead fields of t from the algorithm of its outbound SA. */
+void tunnel_set_overhead(struct router_tunnel *t, unsigned int algorithm);
+
+/* frag.c: an IPv4 packet over mtu: DF -> ICMP fragmentation needed (RFC
+ * 1191) and a TOO_BIG drop; else fragments that go through forward_output.
+ * Consumes m. */
+void frag_ipv4(struct router *r, struct rte_mbuf *m, uint32_t mtu);
 
 /* spd.c: policies (SPD) */
 /* Build t->spd from cfg->policies (after the tunnels). 0, or -1 with err. */
@@ -312,11 +337,9 @@ struct source_route {
  * decrypted packets: 0 if m may go on, else -1 with m dropped. */
 int source_check(struct router *r, struct rte_mbuf *m, const struct source_route *s);
 
-/* natt.c: UDP to a gateway address (RFC 3948 ESP-in-UDP, NAT keepalives,
- * IKE). Consumes m. */
-void udp_input_local(struct router *r, struct rte_mbuf *m, uint16_t in_port);
-/* The same over IPv6 (m: IPv6 packet without L2, UDP after the fixed header). */
-void udp6_input_local(struct router *r, struct rte_mbuf *m);
+/* natt.c: UDP to a gateway address, IPv4 or IPv6 (UDP right behind the
+ * fixed header): RFC 3948 ESP in UDP, NAT keepalives, IKE. Consumes m. */
+void natt_input(struct router *r, struct rte_mbuf *m, int is_ip6);
 /* Collect the local UDP encapsulation ports of cfg's SAs into t. */
 void natt_ports_build(struct router_tables *t, const Esgw__DpConfig *cfg);
 /* The local port an inbound SA takes ESP-in-UDP on; 0 for plain ESP. */
@@ -346,7 +369,55 @@ void router_handover_retry(struct router *r);
 /* stats.c */
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats);
 
-/* IPv6, neighbor discovery, ICMPv6, MTU, fragments and reassembly. */
+/* nd.c */
+/* MAC of nexthop on port: 1 with mac filled, or 0 after holding m (a
+ * solicitation is sent) or dropping it (ARP_UNRESOLVED). Held packets go
+ * through forward_output again once the advertisement arrives. */
+int nd_resolve(struct router *r, uint16_t port, const uint8_t nexthop[16], struct rte_mbuf *m,
+	       struct rte_ether_addr *mac);
+/* A neighbor solicitation or advertisement to us (m: IPv6 packet, icmp at
+ * offset IPV6_HDR_LEN, checksum verified). Consumes m. */
+void nd_input(struct router *r, struct rte_mbuf *m, uint16_t in_port);
+/* A solicitation for target out of port (neighbor.c resolving). */
+void nd_send_solicit(struct router *r, uint16_t port_id, const uint8_t target[16]);
+
+/* icmp.c (and for icmp6.c) */
+/* ICMP errors and ICMPv6 errors share one budget per second. */
+int icmp_rate_allows(struct router *r);
+/* icmp_send_error with the second word of the ICMP header set to rest
+ * (type 3 code 4: the next-hop MTU in its low 16 bits, RFC 1191). */
+void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+			  uint32_t rest);
+
+/* icmp6.c */
+/* ICMPv6 to a gateway address or to ff02::1 / a solicited-node group. */
+void icmp6_input_local(struct router *r, struct rte_mbuf *m, int to_multicast);
+/* An ICMPv6 error about orig (not consumed; RFC 4443 2.4 rules; rate
+ * limited with the ICMP errors). param: MTU or pointer, else 0. */
+void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t type, uint8_t code,
+		      uint32_t param);
+/* The ICMPv6 checksum (RFC 4443 2.3) of the message at icmp (len bytes)
+ * in the IPv6 packet ip, its checksum field counted as 0. */
+uint16_t icmp6_checksum(const struct rte_ipv6_hdr *ip, const void *icmp, uint32_t len);
+
+/* reassembly.c: IPv4 and IPv6 fragments addressed to the gateway */
+struct reassembly_table *reassembly_table_alloc(void);
+/* Free the table and the fragments it holds (at exit). */
+void reassembly_table_free(struct router *r);
+/* An IPv4 fragment to a gateway address: returns the whole datagram (one
+ * contiguous mbuf) when this fragment completed it, else NULL (held, or
+ * dropped with a reason). Consumes m either way. */
+struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m);
+/* The same for an IPv6 packet to a gateway address whose fixed header is
+ * followed by a fragment header (RFC 8200 4.5): the whole datagram comes out
+ * without the fragment header. */
+struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m);
+/* Drop datagrams older than the reassembly timeout. */
+void reassembly_timer(struct router *r, uint64_t now);
+/* Fragments held (mbufs), for the router's stats. */
+unsigned int reassembly_mbufs_held(const struct router *r);
+
+/* ipv6.c: the IPv6 tables of a configuration. */
 #include "ipv6.h"
 
 #endif

@@ -277,8 +277,8 @@ int spd_output(struct router *r, struct rte_mbuf *m)
 				p->no_sa++; /* ctld asks an IKE daemon for the SA (acquire) */
 				router_drop(r, m, ESGW_DROP_POLICY_NO_SA);
 			} else {
-				esp_output_sa(r, m, &r->tables->tunnels[p->tunnel], p->sa_slot,
-					      p->worker);
+				dispatch_encrypt(r, m, &r->tables->tunnels[p->tunnel], p->sa_slot,
+						 p->worker);
 			}
 			return 1;
 		}

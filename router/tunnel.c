@@ -8,16 +8,15 @@
 #include "headers.h"
 #include "router.h"
 
-#define ESP_FIXED_HEADER 8 /* SPI + sequence number */
-#define ESP_TRAILER 2      /* pad length + next header */
+#define ESP_TRAILER 2 /* pad length + next header */
 
 void tunnel_set_overhead(struct router_tunnel *t, unsigned int algorithm)
 {
 	const struct esp_alg_info *info = esp_alg_lookup(algorithm);
-	unsigned int outer = t->outer_ipv6 ? IPV6_HEADER_LEN : IPV4_MIN_HEADER_LEN;
+	unsigned int outer = t->outer_ipv6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
 
 	/* Unknown algorithm: the worst case of the table (CBC, SHA-512). */
-	t->overhead_fixed = (uint16_t)(outer + ESP_FIXED_HEADER + (info ? info->iv_len : 16) +
+	t->overhead_fixed = (uint16_t)(outer + ESP_HDR_LEN + (info ? info->iv_len : 16) +
 				       (info ? info->icv_len : 32));
 	t->block_len = info ? info->block_len : 16;
 }
@@ -37,23 +36,15 @@ uint32_t tunnel_inner_mtu(const struct router *r, const struct router_tunnel *t)
 	return room - ESP_TRAILER;
 }
 
-static void send_into_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
-{
-	if (t->outer_ipv6)
-		esp6_output_tunnel(r, m, t);
-	else
-		esp_output_tunnel(r, m, t);
-}
-
 void tunnel_output(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t)
 {
 	uint32_t mtu = tunnel_inner_mtu(r, t);
 
 	if (rte_pktmbuf_pkt_len(m) <= mtu) {
-		send_into_tunnel(r, m, t);
+		dispatch_encrypt(r, m, t, t->sa_out_slot, t->worker);
 		return;
 	}
-	if (rte_pktmbuf_mtod(m, const uint8_t *)[0] >> 4 == 6) {
+	if (packet_ip_version(rte_pktmbuf_mtod(m, const void *)) == 6) {
 		/* IPv6 links carry at least 1280 bytes (RFC 8200 5); a WAN whose
 		 * MTU leaves less inside the tunnel is misconfigured. */
 		icmp6_send_error(r, m, ICMP6_PACKET_TOO_BIG, 0,
@@ -61,5 +52,5 @@ void tunnel_output(struct router *r, struct rte_mbuf *m, const struct router_tun
 		router_drop(r, m, ESGW_DROP_TOO_BIG);
 		return;
 	}
-	ipv4_output_too_big(r, m, mtu);
+	frag_ipv4(r, m, mtu);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* libFuzzer target for the router's whole input path: sequences of frames
- * into router_input() on the LAN and WAN ports of a configured router (two
+ * into forward_input() on the LAN and WAN ports of a configured router (two
  * interfaces with IPv4 and IPv6 addresses, routes, four tunnels over IPv4
  * and IPv6 outer headers, one UDP-encapsulated, a protect, a bypass and a
  * discard policy, static neighbours), with the crypto worker's real code
@@ -137,7 +137,8 @@ static struct rte_mempool *pool_create(void)
 		"fuzz.pool", POOL_MBUFS,
 		sizeof(struct rte_mbuf) + ESGW_MBUF_PRIV_SIZE + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
 		sizeof(priv), SOCKET_ID_ANY,
-		RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD | RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+		RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD |
+			RTE_MEMPOOL_F_NO_IOVA_CONTIG);
 	size_t total, pad;
 
 	require(mp != NULL, "mempool created");
@@ -151,8 +152,8 @@ static struct rte_mempool *pool_create(void)
 
 		require(posix_memalign(&chunk, RTE_CACHE_LINE_SIZE, pad + total) == 0, "memory");
 		chunks[i] = chunk;
-		rc = rte_mempool_populate_iova(mp, (char *)chunk + pad, RTE_BAD_IOVA, total,
-						   NULL, NULL);
+		rc = rte_mempool_populate_iova(mp, (char *)chunk + pad, RTE_BAD_IOVA, total, NULL,
+					       NULL);
 
 		require(rc == 1, "one mbuf per allocation");
 	}
@@ -340,8 +341,8 @@ static void build_config(void)
 
 static struct rte_ring *ring(const char *name)
 {
-	struct rte_ring *r = rte_ring_create(name, ESGW_RING_SIZE, SOCKET_ID_ANY,
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *r =
+		rte_ring_create(name, ESGW_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 
 	require(r != NULL, name);
 	return r;
@@ -357,7 +358,7 @@ static unsigned int drain_tx(struct rte_ring *r)
 		const struct esgw_meta *meta = esgw_meta(pkts[i]);
 
 		require(meta->kind == ESGW_PKT_TX || r == punt_ring, "a frame for rxtx");
-		require(rte_pktmbuf_pkt_len(pkts[i]) >= ETHER_HEADER_LEN, "a whole frame");
+		require(rte_pktmbuf_pkt_len(pkts[i]) >= RTE_ETHER_HDR_LEN, "a whole frame");
 		require((r == punt_ring ? meta->in_port : meta->out_port) < 2, "a configured port");
 		rte_pktmbuf_free(pkts[i]);
 	}
@@ -375,14 +376,14 @@ static void pump(void)
 		router_flush(&router);
 		router.dp.bells.n = 0;
 		worker.dp.bells.n = 0;
-		unsigned int n = rte_ring_dequeue_burst(worker.ring_in, (void **)pkts, ESGW_BURST,
-							NULL);
+		unsigned int n =
+			rte_ring_dequeue_burst(worker.ring_in, (void **)pkts, ESGW_BURST, NULL);
 		if (n)
 			crypto_worker_process(&worker, pkts, n);
 		moved += n;
 		n = rte_ring_dequeue_burst(worker.ring_dec, (void **)pkts, ESGW_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++)
-			router_input(&router, pkts[i]);
+			forward_input(&router, pkts[i]);
 		moved += n;
 		moved += drain_tx(tx_ring[0]) + drain_tx(tx_ring[1]) + drain_tx(worker.ring_wtx) +
 			 drain_tx(punt_ring);
@@ -399,10 +400,21 @@ static void remove_runtime_dir(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[32], *eal[] = {"fuzz_router", "--no-huge", "-m", "256", "--no-pci",
-				   "--no-shconf", "--no-telemetry", "-l", "0",
-				   "--vdev=net_null0", "--vdev=net_null1", "--log-level=3",
-				   "--file-prefix", prefix, NULL};
+	char prefix[32], *eal[] = {"fuzz_router",
+				   "--no-huge",
+				   "-m",
+				   "256",
+				   "--no-pci",
+				   "--no-shconf",
+				   "--no-telemetry",
+				   "-l",
+				   "0",
+				   "--vdev=net_null0",
+				   "--vdev=net_null1",
+				   "--log-level=3",
+				   "--file-prefix",
+				   prefix,
+				   NULL};
 	struct rte_ether_addr mac[2] = {{{2, 0, 0, 0, 0, 1}}, {{2, 0, 0, 0, 0, 2}}};
 	const struct rte_memzone *mz;
 	cpu_set_t all;
@@ -536,7 +548,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(meta, 0, sizeof(*meta));
 		meta->kind = ESGW_PKT_RX;
 		meta->in_port = control & 1;
-		router_input(&router, m);
+		forward_input(&router, m);
 		pump();
 		data += len;
 		size -= len;
