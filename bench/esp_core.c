@@ -75,13 +75,13 @@ static void inner_ipv4(uint8_t *p, unsigned int len, unsigned int seed)
 {
 	for (unsigned int i = 0; i < len; i++)
 		p[i] = (uint8_t)(seed * 7 + i);
-	memset(p, 0, ESP_IPV4_HDR_LEN);
+	memset(p, 0, IPV4_HDR_LEN);
 	p[0] = 0x45;
 	write_be16(p + 2, (uint16_t)len);
 	p[8] = 64;
 	p[9] = 17;
 	memcpy(p + 12, "\xc0\xa8\x01\x01\xc0\xa8\x02\x01", 8);
-	write_be16(p + 10, checksum_inet(p, ESP_IPV4_HDR_LEN));
+	write_be16(p + 10, checksum_inet(p, IPV4_HDR_LEN));
 }
 
 static struct esp_sa *sa_new(IMB_MGR *mgr, int alg, struct esgw_sa_runtime *rt, int outbound)

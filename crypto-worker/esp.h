@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The ESP tunnel-mode core (RFC 4303, IPv4 in IPv4) of the crypto worker: SA
- * key schedules, sequence numbers (ESN), lifetimes and the encap/decap burst
- * functions. Plain C over flat buffers
- * and intel-ipsec-mb, no DPDK calls, so unit tests and fuzz targets link it
- * without an EAL. */
+/* The ESP tunnel-mode core (RFC 4303, IPv4 or IPv6 inside and outside) of
+ * the crypto worker: SA key schedules, sequence numbers (ESN), lifetimes and
+ * the encap/decap burst functions. Plain C over flat buffers and
+ * intel-ipsec-mb, with DPDK's header types but no DPDK call, so unit tests
+ * and fuzz targets link it without an EAL. */
 #ifndef ESGW_ESP_H
 #define ESGW_ESP_H
 
@@ -13,22 +13,19 @@
 
 #include <intel-ipsec-mb.h>
 
-#include "byteorder.h"
-#include "checksum.h"
 #include "drops.h"
 #include "esp_algorithms.h"
-#include "shm.h" /* struct esgw_sa_runtime; only its types are used here */
+#include "packet.h" /* header structs; byte order and checksums with them */
+#include "shm.h"    /* struct esgw_sa_runtime; only its types are used here */
 
 #define ESP_BURST_MAX ESGW_BURST
 #define ESP_NO_DROP 0xff /* esp_buf.drop of a packet that passed */
 
-#define ESP_IPV4_HDR_LEN 20
-#define ESP_HDR_LEN 8     /* SPI + sequence number */
 #define ESP_TRAILER_LEN 2 /* pad length + next header */
-#define ESP_NEXT_HEADER_IPV4 4
-#define ESP_NEXT_HEADER_IPV6 41
-#define ESP_IPV6_HDR_LEN 40
-#define ESP_NEXT_HEADER_NONE 59 /* TFC dummy packet, RFC 4303 2.6 */
+/* The trailer's next header in tunnel mode (RFC 4303 2.6). */
+#define ESP_NEXT_HEADER_IPV4 IPPROTO_IPIP /* 4 */
+#define ESP_NEXT_HEADER_IPV6 IPPROTO_IPV6 /* 41 */
+#define ESP_NEXT_HEADER_NONE IPPROTO_NONE /* 59: a TFC dummy packet */
 
 /* One packet as the ESP core sees it: a contiguous buffer with room around it.
  * Encap moves data back and grows len (using headroom and tailroom); decap
@@ -189,7 +186,7 @@ uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf
 /* Bytes of the outer IP header the SA writes: 20 (IPv4) or 40 (IPv6). */
 static inline unsigned int esp_ip_outer_len(const struct esp_sa *sa)
 {
-	return sa->outer_ipv6 ? ESP_IPV6_HDR_LEN : ESP_IPV4_HDR_LEN;
+	return sa->outer_ipv6 ? IPV6_HDR_LEN : IPV4_HDR_LEN;
 }
 /* Whether the SA has tunnel endpoints (an inbound-only SA has none). */
 static inline int esp_sa_has_endpoints(const struct esp_sa *sa)

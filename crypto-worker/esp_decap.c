@@ -52,8 +52,9 @@ static int icv_kept_aside(const struct esp_sa *sa)
 static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *outer_len,
 		       uint16_t *payload_len, uint64_t *seq, enum esgw_drop *reason)
 {
-	const uint8_t *ip = b->data, *esp;
+	const uint8_t *ip = b->data;
 	unsigned int ihl, total, esp_len, payload;
+	const struct rte_esp_hdr *esp;
 
 	*reason = ESGW_DROP_MALFORMED;
 	/* IPv4 or IPv6 outside. A fragment cannot be authenticated alone: the
@@ -67,8 +68,8 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	/* Whole cipher blocks, and at least the 2-byte trailer (RFC 4303 2.4). */
 	if (payload < ESP_TRAILER_LEN || payload % sa->block_len != 0)
 		return -1;
-	esp = ip + ihl;
-	if (read_be32(esp) != sa->spi) {
+	esp = (const struct rte_esp_hdr *)(ip + ihl);
+	if (rte_be_to_cpu_32(esp->spi) != sa->spi) {
 		*reason = ESGW_DROP_NO_SA;
 		return -1;
 	}
@@ -78,7 +79,8 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	}
 	/* ESN: the high half is inferred from the window (RFC 4303 A2.2);
 	 * the ICV, which covers it, then confirms the guess. */
-	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, read_be32(esp + 4)) : read_be32(esp + 4);
+	*seq = sa->esn ? replay_esn_infer(&sa->rt->replay, rte_be_to_cpu_32(esp->seq))
+		       : rte_be_to_cpu_32(esp->seq);
 	if (!replay_check(&sa->rt->replay, *seq)) {
 		*reason = ESGW_DROP_REPLAY;
 		return -1;
@@ -94,68 +96,34 @@ static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 			   unsigned int outer_len, unsigned int payload_len, uint64_t seq,
 			   struct decap_scratch *s, uintptr_t index)
 {
-	uint8_t *esp = b->data + outer_len;
+	struct rte_esp_hdr *esp = (struct rte_esp_hdr *)(b->data + outer_len);
 	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
-	uint8_t *icv = esp + payload_off + payload_len;
+	uint8_t *icv = (uint8_t *)esp + payload_off + payload_len;
 
 	if (icv_kept_aside(sa))
 		memcpy(s->received_icv[index], icv, sa->icv_len);
 	job->cipher_direction = IMB_DIR_DECRYPT;
 	job->chain_order = IMB_ORDER_HASH_CIPHER;
 	job->key_len_in_bytes = sa->key_len;
-	job->src = esp;
-	job->dst = esp + payload_off;
+	job->src = (const uint8_t *)esp;
+	job->dst = (uint8_t *)esp + payload_off;
 	job->cipher_start_src_offset_in_bytes = payload_off;
 	job->msg_len_to_cipher_in_bytes = payload_len;
 	job->auth_tag_output = s->icv[index];
 	job->auth_tag_output_len_in_bytes = sa->icv_len;
 	job->user_data = (void *)index;
 	if (sa->integ == ESP_INTEG_AEAD) {
-		uint8_t *nonce = s->nonce[index], *aad = s->aad[index];
-
-		memcpy(nonce, sa->salt, 4);
-		memcpy(nonce + 4, esp + ESP_HDR_LEN, 8);
-		if (sa->esn) {
-			/* RFC 4106 5 / RFC 7634 2.1: SPI || seq_hi || seq_lo */
-			memcpy(aad, esp, 4);
-			write_be32(aad + 4, (uint32_t)(seq >> 32));
-			memcpy(aad + 8, esp + 4, 4);
-		}
-		job->iv = nonce;
-		job->iv_len_in_bytes = 12;
-		job->hash_start_src_offset_in_bytes = payload_off;
-		job->msg_len_to_hash_in_bytes = payload_len;
-		if (sa->cipher == ESP_CIPHER_AES_GCM) {
-			job->cipher_mode = IMB_CIPHER_GCM;
-			job->hash_alg = IMB_AUTH_AES_GMAC;
-			job->enc_keys = &sa->keys.gcm.key;
-			job->dec_keys = &sa->keys.gcm.key;
-			job->u.GCM.aad = sa->esn ? aad : esp;
-			job->u.GCM.aad_len_in_bytes = sa->esn ? 12 : ESP_HDR_LEN;
-		} else {
-			job->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
-			job->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
-			job->enc_keys = sa->keys.chacha.key;
-			job->dec_keys = sa->keys.chacha.key;
-			job->u.CHACHA20_POLY1305.aad = sa->esn ? aad : esp;
-			job->u.CHACHA20_POLY1305.aad_len_in_bytes = sa->esn ? 12 : ESP_HDR_LEN;
-		}
-		return;
-	}
-	if (sa->esn)
-		write_be32(icv, (uint32_t)(seq >> 32));
-	esp_hmac_fill_job(job, sa, payload_off + payload_len);
-	if (sa->cipher == ESP_CIPHER_AES_CBC) {
-		job->cipher_mode = IMB_CIPHER_CBC;
-		job->enc_keys = sa->keys.cbc.enc_keys;
-		job->dec_keys = sa->keys.cbc.dec_keys;
-		job->iv = esp + ESP_HDR_LEN;
-		job->iv_len_in_bytes = 16;
+		/* The nonce: salt || the IV that follows the ESP header. */
+		memcpy(s->nonce[index], sa->salt, 4);
+		memcpy(s->nonce[index] + 4, esp + 1, 8);
+		if (sa->esn)
+			esp_jobs_esn_aad(s->aad[index], esp, seq);
 	} else {
-		job->cipher_mode = IMB_CIPHER_NULL;
-		job->key_len_in_bytes = 0;
-		job->iv_len_in_bytes = 0;
+		if (sa->esn)
+			write_be32(icv, (uint32_t)(seq >> 32));
+		esp_jobs_hmac(job, sa, payload_off + payload_len);
 	}
+	esp_jobs_cipher(job, sa, esp, s->nonce[index], s->aad[index], payload_off, payload_len);
 }
 
 /* After decryption: the trailer, the padding and the inner header. The

@@ -76,7 +76,8 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 {
 	struct esgw_sa_runtime *rt = sa->rt;
 	unsigned int len = b->len, pad, payload_len, head, tail, total;
-	uint8_t *trailer, *esp, next_header;
+	uint8_t *trailer, next_header;
+	struct rte_esp_hdr *esp;
 	uint64_t seq;
 
 	/* IPv4 or IPv6 inside; Ethernet minimum-frame padding is not part of
@@ -130,16 +131,13 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 
 	*inner_len = (uint16_t)len;
 	esp_ip_outer_write(sa, b->data - head, esp_ip_inner_tos(b->data), total);
-	esp = b->data - head + esp_ip_outer_len(sa);
-	write_be32(esp, sa->spi);
-	write_be32(esp + 4, (uint32_t)seq);
-	make_iv(mgr, sa, seq, esp + ESP_HDR_LEN, nonce);
+	esp = (struct rte_esp_hdr *)(b->data - head + esp_ip_outer_len(sa));
+	esp->spi = rte_cpu_to_be_32(sa->spi);
+	esp->seq = rte_cpu_to_be_32((uint32_t)seq);
+	make_iv(mgr, sa, seq, (uint8_t *)(esp + 1), nonce);
 	if (sa->esn) {
 		if (is_aead(sa)) {
-			/* RFC 4106 5 / RFC 7634 2.1: AAD is SPI || seq_hi || seq_lo. */
-			memcpy(aad, esp, 4);
-			write_be32(aad + 4, (uint32_t)(seq >> 32));
-			memcpy(aad + 8, esp + 4, 4);
+			esp_jobs_esn_aad(aad, esp, seq);
 		} else {
 			/* Hashed behind the payload, where the ICV goes after the job. */
 			write_be32(trailer + pad + ESP_TRAILER_LEN, (uint32_t)(seq >> 32));
@@ -159,61 +157,30 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
 			   const uint8_t nonce[16], const uint8_t aad[12], uintptr_t index)
 {
-	uint8_t *esp = b->data + esp_ip_outer_len(sa);
+	const struct rte_esp_hdr *esp =
+		(const struct rte_esp_hdr *)(b->data + esp_ip_outer_len(sa));
 	unsigned int esp_len = b->len - esp_ip_outer_len(sa);
 	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
 	unsigned int payload_len = esp_len - payload_off - sa->icv_len;
+	uint8_t *payload = (uint8_t *)esp + payload_off;
 
 	job->cipher_direction = IMB_DIR_ENCRYPT;
 	job->chain_order = IMB_ORDER_CIPHER_HASH;
 	job->key_len_in_bytes = sa->key_len;
-	job->src = esp;
-	job->dst = esp + payload_off;
+	job->src = (const uint8_t *)esp;
+	job->dst = payload;
 	job->cipher_start_src_offset_in_bytes = payload_off;
 	job->msg_len_to_cipher_in_bytes = payload_len;
-	job->auth_tag_output = esp + payload_off + payload_len;
+	job->auth_tag_output = payload + payload_len;
 	job->auth_tag_output_len_in_bytes = sa->icv_len;
 	job->user_data = (void *)index;
-	if (is_aead(sa)) {
-		const void *aad_ptr = sa->esn ? (const void *)aad : (const void *)esp;
-		uint64_t aad_len = sa->esn ? 12 : ESP_HDR_LEN; /* SPI || seq, RFC 4106 5 */
-
-		job->iv = nonce;
-		job->iv_len_in_bytes = 12;
-		job->hash_start_src_offset_in_bytes = payload_off;
-		job->msg_len_to_hash_in_bytes = payload_len;
-		if (sa->cipher == ESP_CIPHER_AES_GCM) {
-			job->cipher_mode = IMB_CIPHER_GCM;
-			job->hash_alg = IMB_AUTH_AES_GMAC;
-			job->enc_keys = &sa->keys.gcm.key;
-			job->dec_keys = &sa->keys.gcm.key;
-			job->u.GCM.aad = aad_ptr;
-			job->u.GCM.aad_len_in_bytes = aad_len;
-		} else {
-			job->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
-			job->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
-			job->enc_keys = sa->keys.chacha.key;
-			job->dec_keys = sa->keys.chacha.key;
-			job->u.CHACHA20_POLY1305.aad = aad_ptr;
-			job->u.CHACHA20_POLY1305.aad_len_in_bytes = aad_len;
-		}
-		return;
+	if (!is_aead(sa)) {
+		esp_jobs_hmac(job, sa, payload_off + payload_len);
+		/* ESN: seq_hi sits behind the payload; the ICV goes behind it
+		 * until encap_chunk moves it into place. */
+		job->auth_tag_output = payload + payload_len + esn_hmac_extra(sa);
 	}
-	esp_hmac_fill_job(job, sa, payload_off + payload_len);
-	/* ESN: seq_hi sits behind the payload; the ICV goes behind it until
-	 * encap_chunk moves it into place. */
-	job->auth_tag_output = esp + payload_off + payload_len + esn_hmac_extra(sa);
-	if (sa->cipher == ESP_CIPHER_AES_CBC) {
-		job->cipher_mode = IMB_CIPHER_CBC;
-		job->enc_keys = sa->keys.cbc.enc_keys;
-		job->dec_keys = sa->keys.cbc.dec_keys;
-		job->iv = esp + ESP_HDR_LEN;
-		job->iv_len_in_bytes = 16;
-	} else {
-		job->cipher_mode = IMB_CIPHER_NULL;
-		job->key_len_in_bytes = 0;
-		job->iv_len_in_bytes = 0;
-	}
+	esp_jobs_cipher(job, sa, esp, nonce, aad, payload_off, payload_len);
 }
 
 static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Shared by esp_encap.c and esp_decap.c: running a burst of prepared jobs
- * through intel-ipsec-mb's burst API and collecting each job's outcome,
- * and the HMAC part of a job. */
+ * through intel-ipsec-mb's burst API and collecting each job's outcome, and
+ * the parts of a job that are the same both ways (HMAC, cipher, ESN AAD). */
 #ifndef ESGW_ESP_JOBS_H
 #define ESGW_ESP_JOBS_H
 
 #include <stdint.h>
+#include <string.h>
 
 #include <intel-ipsec-mb.h>
 
@@ -50,7 +51,7 @@ static inline void esp_jobs_run(IMB_MGR *mgr, uint32_t n, IMB_JOB *jobs[], uint8
 /* The HMAC half of a job. The ICV covers ESP header, IV and ciphertext (RFC
  * 4303 2.8): hashed_len bytes from the ESP header; with ESN also the 4 bytes
  * of seq_hi the caller put right behind them (RFC 4303 2.2.1). */
-static inline void esp_hmac_fill_job(IMB_JOB *job, const struct esp_sa *sa, unsigned int hashed_len)
+static inline void esp_jobs_hmac(IMB_JOB *job, const struct esp_sa *sa, unsigned int hashed_len)
 {
 	job->hash_alg = sa->integ == ESP_INTEG_HMAC_SHA1     ? IMB_AUTH_HMAC_SHA_1
 			: sa->integ == ESP_INTEG_HMAC_SHA256 ? IMB_AUTH_HMAC_SHA_256
@@ -59,6 +60,61 @@ static inline void esp_hmac_fill_job(IMB_JOB *job, const struct esp_sa *sa, unsi
 	job->msg_len_to_hash_in_bytes = hashed_len + (sa->esn ? 4u : 0u);
 	job->u.HMAC._hashed_auth_key_xor_ipad = sa->ipad_hash;
 	job->u.HMAC._hashed_auth_key_xor_opad = sa->opad_hash;
+}
+
+/* AEAD with ESN: the AAD is SPI || seq_hi || seq_lo (RFC 4106 5, RFC 7634
+ * 2.1), seq the 64-bit sequence number of the packet whose ESP header is esp. */
+static inline void esp_jobs_esn_aad(uint8_t aad[12], const struct rte_esp_hdr *esp, uint64_t seq)
+{
+	memcpy(aad, &esp->spi, 4);
+	write_be32(aad + 4, (uint32_t)(seq >> 32));
+	memcpy(aad + 8, &esp->seq, 4);
+}
+
+/* The cipher half of a job, the same both ways. AEAD takes the 12-byte
+ * nonce and authenticates the payload (payload_len bytes from payload_off)
+ * with the AAD: SPI || seq from the ESP header, or with ESN aad
+ * (esp_jobs_esn_aad). CBC takes its IV from the packet, right behind the
+ * ESP header. NULL has neither. */
+static inline void esp_jobs_cipher(IMB_JOB *job, const struct esp_sa *sa,
+				   const struct rte_esp_hdr *esp, const uint8_t *nonce,
+				   const uint8_t aad[12], unsigned int payload_off,
+				   unsigned int payload_len)
+{
+	if (sa->integ == ESP_INTEG_AEAD) {
+		const void *aad_ptr = sa->esn ? (const void *)aad : (const void *)esp;
+		uint64_t aad_len = sa->esn ? 12 : ESP_HDR_LEN;
+
+		job->iv = nonce;
+		job->iv_len_in_bytes = 12;
+		job->hash_start_src_offset_in_bytes = payload_off;
+		job->msg_len_to_hash_in_bytes = payload_len;
+		if (sa->cipher == ESP_CIPHER_AES_GCM) {
+			job->cipher_mode = IMB_CIPHER_GCM;
+			job->hash_alg = IMB_AUTH_AES_GMAC;
+			job->enc_keys = &sa->keys.gcm.key;
+			job->dec_keys = &sa->keys.gcm.key;
+			job->u.GCM.aad = aad_ptr;
+			job->u.GCM.aad_len_in_bytes = aad_len;
+		} else {
+			job->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
+			job->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
+			job->enc_keys = sa->keys.chacha.key;
+			job->dec_keys = sa->keys.chacha.key;
+			job->u.CHACHA20_POLY1305.aad = aad_ptr;
+			job->u.CHACHA20_POLY1305.aad_len_in_bytes = aad_len;
+		}
+	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
+		job->cipher_mode = IMB_CIPHER_CBC;
+		job->enc_keys = sa->keys.cbc.enc_keys;
+		job->dec_keys = sa->keys.cbc.dec_keys;
+		job->iv = (const uint8_t *)(esp + 1);
+		job->iv_len_in_bytes = 16;
+	} else {
+		job->cipher_mode = IMB_CIPHER_NULL;
+		job->key_len_in_bytes = 0;
+		job->iv_len_in_bytes = 0;
+	}
 }
 
 #endif

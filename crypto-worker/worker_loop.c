@@ -154,9 +154,9 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 		}
 		rte_ether_addr_copy(&meta->dst_mac, &eth->dst_addr);
 		rte_ether_addr_copy(&meta->src_mac, &eth->src_addr);
-		eth->ether_type = rte_cpu_to_be_16((((uint8_t *)(eth + 1))[0] >> 4) == 6
-							   ? RTE_ETHER_TYPE_IPV6
-							   : RTE_ETHER_TYPE_IPV4);
+		eth->ether_type =
+			rte_cpu_to_be_16(packet_ip_version(eth + 1) == 6 ? RTE_ETHER_TYPE_IPV6
+									 : RTE_ETHER_TYPE_IPV4);
 		meta->kind = ESGW_PKT_TX;
 		out[count++] = m;
 	}

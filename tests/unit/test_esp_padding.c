@@ -26,7 +26,7 @@ static void check_length(IMB_MGR *mgr, struct test_sa *t, uint16_t len)
 	CHECK(esp_encap_burst(mgr, &sa, &p.buf, 1) == 1, "%s len %u: encap dropped (%s)", alg, len,
 	      esgw_drop_name(p.buf.drop));
 	want_pad = (block - (len + 2u) % block) % block;
-	head = ESP_IPV4_HDR_LEN + ESP_HDR_LEN + sa->iv_len;
+	head = IPV4_HDR_LEN + ESP_HDR_LEN + sa->iv_len;
 	payload_len = len + want_pad + 2u;
 	CHECK(payload_len % block == 0 && (payload_len + sa->iv_len) % 4 == 0,
 	      "%s len %u: payload %u not aligned", alg, len, payload_len);
