@@ -60,6 +60,16 @@ static inline unsigned int packet_ip_header_len(const void *ip, int is_ip6)
 	return is_ip6 ? IPV6_HDR_LEN : rte_ipv4_hdr_len((const struct rte_ipv4_hdr *)ip);
 }
 
+/* The length an IP packet of either family says it has (IPv6: the fixed
+ * header and its payload length); the caller has its first 6 bytes. */
+static inline unsigned int packet_ip_total_len(const void *ip)
+{
+	if (packet_ip_version(ip) == 6)
+		return IPV6_HDR_LEN +
+		       rte_be_to_cpu_16(((const struct rte_ipv6_hdr *)ip)->payload_len);
+	return rte_be_to_cpu_16(((const struct rte_ipv4_hdr *)ip)->total_length);
+}
+
 /* The next protocol of an IP header of either family (IPv6: the fixed
  * header's next header). */
 static inline uint8_t packet_ip_proto(const void *ip, int is_ip6)

@@ -30,8 +30,8 @@ struct crypto_worker {
 	/* Other workers' output rings, for hand-over ordering (handover.c). */
 	struct rte_ring *peer_dec[ESGW_MAX_WORKERS];
 	struct rte_ring *peer_wtx[ESGW_MAX_WORKERS];
-	struct esp_sa *sa[ESGW_MAX_SA];    /* by runtime slot; NULL: not ours */
-	uint32_t sa_id[ESGW_MAX_SA];       /* configuration id, for stats */
+	struct esp_sa *sa[ESGW_MAX_SA]; /* by runtime slot; NULL: not ours */
+	uint32_t sa_id[ESGW_MAX_SA];    /* configuration id, for stats */
 	uint64_t sa_instance[ESGW_MAX_SA]; /* DpSa.instance */
 	/* The highest sequence-number floor esgw-ctld pushed for the SA
 	 * (DpSa.seq_limit, DpSeqLimits): applied to the runtime slot whenever

@@ -128,8 +128,9 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 
 	for (uint16_t i = 0; i < n; i++)
 		buf_from_mbuf(&bufs[i], pkts[i]);
+	/* The inner bytes, counted once encrypted (dropped ones are not). */
 	for (uint16_t i = 0; i < n; i++)
-		inner_len[i] = bufs[i].len >= 4 ? read_be16(bufs[i].data + 2) : 0;
+		inner_len[i] = bufs[i].len >= 6 ? packet_ip_total_len(bufs[i].data) : 0;
 	crypto_burst(w, sa, bufs, n, 1);
 
 	for (uint16_t i = 0; i < n; i++) {
