@@ -65,6 +65,18 @@ Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESG
 	return list;
 }
 
+Esgw__Counter **esgw_dp_stats_sa_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_SA_DROP_MAX],
+				       size_t *n)
+{
+	Esgw__Counter **list = esgw_dp_stats_alloc(dp, ESGW_SA_DROP_MAX * sizeof(*list));
+
+	for (unsigned int i = 0; i < ESGW_SA_DROP_MAX; i++)
+		list[i] =
+			esgw_dp_stats_counter(dp, esgw_drop_name(esgw_sa_drop_reason(i)), drops[i]);
+	*n = ESGW_SA_DROP_MAX;
+	return list;
+}
+
 /* The per-stage cost counters every process keeps (stage_cycles.h). */
 void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__DpTraffic *traffic)
 {

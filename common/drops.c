@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Names and help text of the drop reasons, generated from drops.h. */
+/* Names and help text of the drop reasons, and the reasons of the per-SA
+ * counters, generated from drops.h. */
 #include "drops.h"
 
 static const char *const drop_names[ESGW_DROP_MAX] = {
@@ -22,4 +23,15 @@ const char *esgw_drop_name(enum esgw_drop reason)
 const char *esgw_drop_help(enum esgw_drop reason)
 {
 	return (unsigned)reason < ESGW_DROP_MAX ? drop_helps[reason] : "unknown";
+}
+
+static const enum esgw_drop sa_drop_reasons[ESGW_SA_DROP_MAX] = {
+#define ESGW_SA_DROP_REASON(id) [ESGW_SA_DROP_##id] = ESGW_DROP_##id,
+	ESGW_FOREACH_SA_DROP(ESGW_SA_DROP_REASON)
+#undef ESGW_SA_DROP_REASON
+};
+
+enum esgw_drop esgw_sa_drop_reason(unsigned int i)
+{
+	return i < ESGW_SA_DROP_MAX ? sa_drop_reasons[i] : ESGW_DROP_MAX;
 }

@@ -45,17 +45,17 @@
 	X(PUNTED_NO_HOST, "punted_no_host",                                                        \
 	  "for the host's stack (IKE, SSH...), but no TAP took it (none, or full)")                \
 	X(PUNT_POLICED, "punt_policed",                                                            \
-	  "for the host's stack, over its class's punt budget (a flood to the gateway)")          \
+	  "for the host's stack, over its class's punt budget (a flood to the gateway)")           \
 	X(SEQ_HOLD, "seq_hold",                                                                    \
 	  "outbound SA at the sequence-number floor esgw-ctld made durable: held, not sent "       \
 	  "(esgw-ctld down or cannot save a higher one)")                                          \
 	X(REASSEMBLY_INVALID, "reassembly_invalid",                                                \
-	  "fragment overlapping another or beyond its datagram's end: the datagram dropped")      \
+	  "fragment overlapping another or beyond its datagram's end: the datagram dropped")       \
 	X(BAD_ICMP_CHECKSUM, "bad_icmp_checksum", "ICMP echo request with a wrong checksum")       \
 	X(POLICY_CLEARTEXT, "policy_cleartext",                                                    \
 	  "arrived in clear, but a protect policy or a tunnel route covers it (RFC 4301 5.2)")     \
 	X(TUNNEL_SOURCE_MISMATCH, "tunnel_source_mismatch",                                        \
-	  "decrypted packet whose source does not route back into its tunnel, or bound for one")  \
+	  "decrypted packet whose source does not route back into its tunnel, or bound for one")   \
 	X(MARTIAN_SOURCE, "martian_source",                                                        \
 	  "source no host can have: 0/8, 127/8, multicast, broadcast, the gateway's own")
 
@@ -69,5 +69,51 @@ enum esgw_drop {
 /* Counter name ("auth_failed") and help text of a drop reason. */
 const char *esgw_drop_name(enum esgw_drop reason);
 const char *esgw_drop_help(enum esgw_drop reason);
+
+/* The reasons an SA can hit: what the crypto worker drops once it knows a
+ * packet's SA (esp_encap.c, esp_decap.c, worker_loop.c). The counters of
+ * each SA in shared memory (struct esgw_sa_counters, shm.h) have these and
+ * no others; a drop for another reason is the worker's alone. */
+#define ESGW_FOREACH_SA_DROP(X)                                                                    \
+	X(MALFORMED)                                                                               \
+	X(NO_SA)                                                                                   \
+	X(RING_FULL)                                                                               \
+	X(TX_FAILED)                                                                               \
+	X(REPLAY)                                                                                  \
+	X(AUTH_FAILED)                                                                             \
+	X(BAD_PADDING)                                                                             \
+	X(BAD_NEXT_HEADER)                                                                         \
+	X(TFC_DUMMY)                                                                               \
+	X(SEQ_OVERFLOW)                                                                            \
+	X(SA_EXPIRED)                                                                              \
+	X(TOO_BIG)                                                                                 \
+	X(CRYPTO_ERROR)                                                                            \
+	X(SEQ_HOLD)
+
+/* An SA's counter index of each of those reasons. */
+enum esgw_sa_drop {
+#define ESGW_SA_DROP_ENUM(id) ESGW_SA_DROP_##id,
+	ESGW_FOREACH_SA_DROP(ESGW_SA_DROP_ENUM)
+#undef ESGW_SA_DROP_ENUM
+		ESGW_SA_DROP_MAX
+};
+
+/* The SA counter index of reason; ESGW_SA_DROP_MAX for a reason no SA can
+ * hit. A switch, so a constant reason costs nothing. */
+static inline unsigned int esgw_sa_drop_index(enum esgw_drop reason)
+{
+	switch (reason) {
+#define ESGW_SA_DROP_CASE(id)                                                                      \
+	case ESGW_DROP_##id:                                                                       \
+		return ESGW_SA_DROP_##id;
+		ESGW_FOREACH_SA_DROP(ESGW_SA_DROP_CASE)
+#undef ESGW_SA_DROP_CASE
+	default:
+		return ESGW_SA_DROP_MAX;
+	}
+}
+
+/* The drop reason of SA counter index i (i < ESGW_SA_DROP_MAX). */
+enum esgw_drop esgw_sa_drop_reason(unsigned int i);
 
 #endif

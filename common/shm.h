@@ -78,18 +78,39 @@ struct esgw_doorbell {
 	volatile uint32_t sleeping;
 } __rte_cache_aligned;
 
-/* Counters of one SA, written only by the worker that owns it. */
+/* Counters of one SA, written only by the worker that owns it: only the
+ * drop reasons an SA can hit (ESGW_FOREACH_SA_DROP, drops.h). */
 struct esgw_sa_counters {
 	uint64_t packets;
 	uint64_t bytes;
-	uint64_t drops[ESGW_DROP_MAX];
+	uint64_t drops[ESGW_SA_DROP_MAX]; /* by enum esgw_sa_drop */
 };
+_Static_assert(sizeof(struct esgw_sa_counters) == 2 * 8 + ESGW_SA_DROP_MAX * 8,
+	       "esgw_sa_counters: packets, bytes and one counter per SA drop reason");
+
+/* Count one packet of the SA dropped for reason (one of ESGW_FOREACH_SA_DROP:
+ * any other is counted by the worker alone). */
+static inline void esgw_sa_count_drop(struct esgw_sa_counters *c, enum esgw_drop reason)
+{
+	unsigned int i = esgw_sa_drop_index(reason);
+
+	if (i < ESGW_SA_DROP_MAX)
+		c->drops[i]++;
+}
+
+/* The SA's drops for reason: 0 for a reason no SA can hit. */
+static inline uint64_t esgw_sa_drops(const struct esgw_sa_counters *c, enum esgw_drop reason)
+{
+	unsigned int i = esgw_sa_drop_index(reason);
+
+	return i < ESGW_SA_DROP_MAX ? c->drops[i] : 0;
+}
 
 /* Runtime state of one SA, in shared memory so that it survives a worker
  * restart or a move to another worker. Only the owning worker writes it; no key
  * material is ever stored here. */
 struct esgw_sa_runtime {
-	uint64_t seq_out;  /* last outbound sequence number used; next is seq_out + 1 */
+	uint64_t seq_out; /* last outbound sequence number used; next is seq_out + 1 */
 	/* The highest outbound sequence number the SA may use: one below the
 	 * floor esgw-ctld has fsync'ed (DpSa.seq_limit), and within the number
 	 * space (2^32 - 1, 2^64 - 1 with ESN). Only raised, by the owner, from
@@ -117,6 +138,10 @@ struct esgw_sa_runtime {
 	struct replay_window replay;
 	struct esgw_sa_counters ctr;
 } __rte_cache_aligned;
+/* ESGW_MAX_SA of them in the shared table: a new field or drop reason here
+ * is shared memory for every SA, so the size is pinned. */
+_Static_assert(sizeof(struct esgw_sa_runtime) == 12 * RTE_CACHE_LINE_SIZE,
+	       "esgw_sa_runtime: 12 cache lines (its replay window 536 bytes, counters 128)");
 
 /* esgw_sa_runtime.expired: the control daemon reports each bit once as an event. */
 #define ESGW_SA_SOFT_EXPIRED 0x1  /* a soft lifetime was reached: rekey now */

@@ -222,7 +222,7 @@ int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b);
 static inline void esp_drop(struct esp_sa *sa, struct esp_buf *buf, enum esgw_drop reason)
 {
 	buf->drop = (uint8_t)reason;
-	sa->rt->ctr.drops[reason]++;
+	esgw_sa_count_drop(&sa->rt->ctr, reason);
 }
 
 #endif

@@ -48,7 +48,7 @@ int crypto_worker_rings_attach(struct crypto_worker *w)
 static void drop_sa_packet(struct crypto_worker *w, struct rte_mbuf *m, struct esp_sa *sa,
 			   enum esgw_drop reason)
 {
-	sa->rt->ctr.drops[reason]++;
+	esgw_sa_count_drop(&sa->rt->ctr, reason);
 	esgw_drop(m, w->drops, reason);
 }
 
