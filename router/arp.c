@@ -44,7 +44,7 @@ void arp_send_request(struct router *r, uint16_t port_id, uint32_t target)
 	rte_ether_addr_copy(&port->mac, &eth->src_addr);
 	eth->ether_type = rte_cpu_to_be_16(RTE_ETHER_TYPE_ARP);
 	memcpy(msg.sender_mac, port->mac.addr_bytes, 6);
-	arp_write((struct rte_arp_hdr *)(eth + 1), &msg);
+	headers_arp_write((struct rte_arp_hdr *)(eth + 1), &msg);
 	r->ctr.arp_requests_sent++;
 	router_send_tx(r, port_id, m);
 }
@@ -75,7 +75,7 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 	uint8_t addr[16];
 
 	if (rte_pktmbuf_data_len(m) < ARP_FRAME_LEN ||
-	    arp_parse(arp, rte_pktmbuf_data_len(m) - RTE_ETHER_HDR_LEN, &msg) < 0) {
+	    headers_arp_parse(arp, rte_pktmbuf_data_len(m) - RTE_ETHER_HDR_LEN, &msg) < 0) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}
@@ -114,7 +114,7 @@ void arp_input(struct router *r, struct rte_mbuf *m, uint16_t in_port)
 		.op = ARP_OP_REPLY, .sender_ip = msg.target_ip, .target_ip = msg.sender_ip};
 	memcpy(reply.sender_mac, port->mac.addr_bytes, 6);
 	memcpy(reply.target_mac, msg.sender_mac, 6);
-	arp_write(arp, &reply);
+	headers_arp_write(arp, &reply);
 	memcpy(eth->dst_addr.addr_bytes, msg.sender_mac, 6);
 	rte_ether_addr_copy(&port->mac, &eth->src_addr);
 	r->ctr.arp_replies_sent++;

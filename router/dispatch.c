@@ -35,8 +35,8 @@ void dispatch_decrypt(struct router *r, struct rte_mbuf *m, int is_ip6, uint16_t
 	uint32_t spi;
 
 	if (rte_pktmbuf_data_len(m) < hlen ||
-	    esp_parse_spi((const struct rte_esp_hdr *)(ip + hlen), rte_pktmbuf_data_len(m) - hlen,
-			  &spi) < 0) {
+	    headers_esp_spi((const struct rte_esp_hdr *)(ip + hlen), rte_pktmbuf_data_len(m) - hlen,
+			    &spi) < 0) {
 		router_drop(r, m, ESGW_DROP_MALFORMED);
 		return;
 	}

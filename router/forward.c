@@ -152,7 +152,7 @@ static int forward_check(struct router *r, struct rte_mbuf *m, int is_ip6, int l
  * gateway is one of many receivers and never forwards it. */
 static int is_broadcast_for(const struct fib_route *rt, uint32_t dst)
 {
-	if (ipv4_is_multicast_or_broadcast(dst))
+	if (headers_ipv4_multicast_or_broadcast(dst))
 		return 1;
 	return rt != NULL && rt->kind == FIB_CONNECTED && rt->len < 31 &&
 	       (dst | (rt->len ? 0xffffffffu << (32 - rt->len) : 0)) == 0xffffffffu;
@@ -168,7 +168,7 @@ static struct source_route source_route4(struct router *r, uint32_t src, const s
 	return (struct source_route){
 		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,
 		.dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1,
-		.martian = ipv4_is_martian_source(src) ||
+		.martian = headers_ipv4_martian_source(src) ||
 			   (back != NULL && back->kind == FIB_LOCAL) || is_broadcast_for(back, src),
 		.local = (uint8_t)local,
 	};
@@ -186,8 +186,8 @@ static void input_ipv4(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	uint32_t dst;
 	int local;
 
-	if (ipv4_check(ip, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &total_len, &reason) <
-	    0) {
+	if (headers_ipv4_check(ip, rte_pktmbuf_data_len(m), rte_pktmbuf_pkt_len(m), &total_len,
+			       &reason) < 0) {
 		router_drop(r, m, reason);
 		return;
 	}
@@ -205,7 +205,7 @@ static void input_ipv4(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	}
 	if (forward_check(r, m, 0, l2_multicast, rt != NULL, ip->time_to_live) < 0)
 		return;
-	ipv4_decrement_ttl(ip);
+	headers_ipv4_decrement_ttl(ip);
 	send_by_route4(r, m, rt, dst);
 }
 

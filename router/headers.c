@@ -4,7 +4,7 @@
 
 #include <string.h>
 
-int arp_parse(const struct rte_arp_hdr *arp, size_t len, struct arp_message *msg)
+int headers_arp_parse(const struct rte_arp_hdr *arp, size_t len, struct arp_message *msg)
 {
 	if (len < ARP_MESSAGE_LEN)
 		return -1;
@@ -23,7 +23,7 @@ int arp_parse(const struct rte_arp_hdr *arp, size_t len, struct arp_message *msg
 	return 0;
 }
 
-void arp_write(struct rte_arp_hdr *arp, const struct arp_message *msg)
+void headers_arp_write(struct rte_arp_hdr *arp, const struct arp_message *msg)
 {
 	arp->arp_hardware = rte_cpu_to_be_16(RTE_ARP_HRD_ETHER);
 	arp->arp_protocol = rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4);
@@ -36,8 +36,8 @@ void arp_write(struct rte_arp_hdr *arp, const struct arp_message *msg)
 	arp->arp_data.arp_tip = rte_cpu_to_be_32(msg->target_ip);
 }
 
-int ipv4_check(const struct rte_ipv4_hdr *ip, size_t header_avail, size_t packet_len,
-	       uint16_t *total_len, enum esgw_drop *reason)
+int headers_ipv4_check(const struct rte_ipv4_hdr *ip, size_t header_avail, size_t packet_len,
+		       uint16_t *total_len, enum esgw_drop *reason)
 {
 	size_t ihl;
 
@@ -61,7 +61,7 @@ int ipv4_check(const struct rte_ipv4_hdr *ip, size_t header_avail, size_t packet
 	return 0;
 }
 
-void ipv4_decrement_ttl(struct rte_ipv4_hdr *ip)
+void headers_ipv4_decrement_ttl(struct rte_ipv4_hdr *ip)
 {
 	/* TTL and protocol share a word of the checksum. */
 	uint16_t old_word = (uint16_t)(ip->time_to_live << 8 | ip->next_proto_id);
@@ -72,8 +72,8 @@ void ipv4_decrement_ttl(struct rte_ipv4_hdr *ip)
 		checksum_adjust(rte_be_to_cpu_16(ip->hdr_checksum), old_word, new_word));
 }
 
-void ipv4_write_header(struct rte_ipv4_hdr *ip, uint16_t total_len, uint8_t ttl, uint8_t proto,
-		       uint32_t src, uint32_t dst)
+void headers_ipv4_write(struct rte_ipv4_hdr *ip, uint16_t total_len, uint8_t ttl, uint8_t proto,
+			uint32_t src, uint32_t dst)
 {
 	ip->version_ihl = RTE_IPV4_VHL_DEF;
 	ip->type_of_service = 0;
@@ -88,19 +88,19 @@ void ipv4_write_header(struct rte_ipv4_hdr *ip, uint16_t total_len, uint8_t ttl,
 	ip->hdr_checksum = rte_cpu_to_be_16(checksum_inet(ip, IPV4_HDR_LEN));
 }
 
-int ipv4_is_martian_source(uint32_t addr)
+int headers_ipv4_martian_source(uint32_t addr)
 {
 	uint8_t first = addr >> 24;
 
 	return first == 0 || first == 127 || first >= 224;
 }
 
-int ipv4_is_multicast_or_broadcast(uint32_t addr)
+int headers_ipv4_multicast_or_broadcast(uint32_t addr)
 {
 	return (addr >> 28) == 0xe || addr == 0xffffffffu;
 }
 
-int esp_parse_spi(const struct rte_esp_hdr *esp, size_t len, uint32_t *spi)
+int headers_esp_spi(const struct rte_esp_hdr *esp, size_t len, uint32_t *spi)
 {
 	if (len < ESP_HDR_LEN)
 		return -1;
@@ -108,7 +108,7 @@ int esp_parse_spi(const struct rte_esp_hdr *esp, size_t len, uint32_t *spi)
 	return 0;
 }
 
-int icmp_is_error(const struct rte_icmp_hdr *icmp, size_t len)
+int headers_icmp_is_error(const struct rte_icmp_hdr *icmp, size_t len)
 {
 	if (len < 1)
 		return 1; /* unknown: be conservative and stay silent */

@@ -42,42 +42,42 @@ struct arp_message {
 
 /* Parse the ARP payload after the Ethernet header (len bytes). Returns 0, or
  * -1 if it is truncated, not Ethernet/IPv4, or neither a request nor a reply. */
-int arp_parse(const struct rte_arp_hdr *arp, size_t len, struct arp_message *msg);
+int headers_arp_parse(const struct rte_arp_hdr *arp, size_t len, struct arp_message *msg);
 /* Write an ARP message (ARP_MESSAGE_LEN bytes) at arp. */
-void arp_write(struct rte_arp_hdr *arp, const struct arp_message *msg);
+void headers_arp_write(struct rte_arp_hdr *arp, const struct arp_message *msg);
 
 /* Check an IPv4 header: version, header length, total length against
  * packet_len (bytes from the header to the end of the packet), checksum.
  * header_avail is how many contiguous bytes ip points at. Returns 0 and the
  * total length, or -1 and the drop reason (MALFORMED, BAD_IP_CHECKSUM). */
-int ipv4_check(const struct rte_ipv4_hdr *ip, size_t header_avail, size_t packet_len,
-	       uint16_t *total_len, enum esgw_drop *reason);
+int headers_ipv4_check(const struct rte_ipv4_hdr *ip, size_t header_avail, size_t packet_len,
+		       uint16_t *total_len, enum esgw_drop *reason);
 /* Decrement the TTL of a valid header with TTL > 1 and patch its checksum. */
-void ipv4_decrement_ttl(struct rte_ipv4_hdr *ip);
+void headers_ipv4_decrement_ttl(struct rte_ipv4_hdr *ip);
 /* Write a 20-byte IPv4 header without options, checksum filled in. */
-void ipv4_write_header(struct rte_ipv4_hdr *ip, uint16_t total_len, uint8_t ttl, uint8_t proto,
-		       uint32_t src, uint32_t dst);
+void headers_ipv4_write(struct rte_ipv4_hdr *ip, uint16_t total_len, uint8_t ttl, uint8_t proto,
+			uint32_t src, uint32_t dst);
 
 /* A fragment (more follow, or not the first): only a first fragment or an
  * unfragmented packet carries the L4 header. */
-static inline int ipv4_is_fragment(const struct rte_ipv4_hdr *ip)
+static inline int headers_ipv4_is_fragment(const struct rte_ipv4_hdr *ip)
 {
 	return (rte_be_to_cpu_16(ip->fragment_offset) & IPV4_FRAGMENT_BITS) != 0;
 }
 
 /* Addresses to which a router never sends an ICMP error and never forwards
  * from: 0/8, 127/8, multicast, class E and limited broadcast. */
-int ipv4_is_martian_source(uint32_t addr);
+int headers_ipv4_martian_source(uint32_t addr);
 /* Multicast or limited broadcast: never forwarded by a unicast router. */
-int ipv4_is_multicast_or_broadcast(uint32_t addr);
+int headers_ipv4_multicast_or_broadcast(uint32_t addr);
 
 /* The SPI of an ESP header of len bytes, which needs at least ESP_HDR_LEN.
  * Returns 0, or -1 if truncated. Reserved SPIs are simply never found in the
  * SA table. */
-int esp_parse_spi(const struct rte_esp_hdr *esp, size_t len, uint32_t *spi);
+int headers_esp_spi(const struct rte_esp_hdr *esp, size_t len, uint32_t *spi);
 
 /* Whether an ICMP message may be answered with an ICMP error (RFC 1812
  * 4.3.2.7: never about an ICMP error). len is the ICMP message length. */
-int icmp_is_error(const struct rte_icmp_hdr *icmp, size_t len);
+int headers_icmp_is_error(const struct rte_icmp_hdr *icmp, size_t len);
 
 #endif

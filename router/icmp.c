@@ -32,7 +32,7 @@ void icmp_input_local(struct router *r, struct rte_mbuf *m)
 	/* Only echo, only to one of our addresses: answering a broadcast ping
 	 * or a martian source would make the gateway an amplifier. */
 	if (icmp->icmp_type != ICMP_ECHO_REQUEST || to == NULL || to->kind != FIB_LOCAL ||
-	    ipv4_is_martian_source(src)) {
+	    headers_ipv4_martian_source(src)) {
 		router_drop(r, m, ESGW_DROP_UNSUPPORTED_PROTOCOL);
 		return;
 	}
@@ -89,15 +89,15 @@ void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t
 	/* RFC 1812 4.3.2.7: no error about a non-first fragment, an ICMP error,
 	 * or to a source that is not a unicast host. */
 	if ((rte_be_to_cpu_16(ip->fragment_offset) & RTE_IPV4_HDR_OFFSET_MASK) != 0 ||
-	    ipv4_is_martian_source(to))
+	    headers_ipv4_martian_source(to))
 		return;
 	if (quote > rte_pktmbuf_pkt_len(orig))
 		quote = rte_pktmbuf_pkt_len(orig);
 	if (quote > rte_pktmbuf_data_len(orig))
 		quote = rte_pktmbuf_data_len(orig);
 	if (ip->next_proto_id == IPPROTO_ICMP &&
-	    icmp_is_error((const struct rte_icmp_hdr *)((const uint8_t *)ip + ihl),
-			  quote > ihl ? quote - ihl : 0))
+	    headers_icmp_is_error((const struct rte_icmp_hdr *)((const uint8_t *)ip + ihl),
+				  quote > ihl ? quote - ihl : 0))
 		return;
 	from = router_source_address(r->tables, to);
 	if (from == 0 || !icmp_rate_allows(r))
@@ -112,8 +112,8 @@ void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t
 		rte_pktmbuf_free(m);
 		return;
 	}
-	ipv4_write_header(out, IPV4_HDR_LEN + ICMP_HDR_LEN + quote, ICMP_REPLY_TTL, IPPROTO_ICMP,
-			  from, to);
+	headers_ipv4_write(out, IPV4_HDR_LEN + ICMP_HDR_LEN + quote, ICMP_REPLY_TTL, IPPROTO_ICMP,
+			   from, to);
 	icmp = (struct rte_icmp_hdr *)(out + 1);
 	memset(icmp, 0, ICMP_HDR_LEN);
 	icmp->icmp_type = type;

@@ -15,7 +15,7 @@ void local_input(struct router *r, struct rte_mbuf *m, int is_ip6, int to_multic
 	const void *ip = rte_pktmbuf_mtod(m, const void *);
 	uint8_t proto = packet_ip_proto(ip, is_ip6);
 
-	if (!to_multicast && (is_ip6 ? proto == IPPROTO_FRAGMENT : ipv4_is_fragment(ip))) {
+	if (!to_multicast && (is_ip6 ? proto == IPPROTO_FRAGMENT : headers_ipv4_is_fragment(ip))) {
 		m = is_ip6 ? reassembly6_input(r, m) : reassembly_input(r, m);
 		if (m == NULL)
 			return; /* held until complete, or dropped */

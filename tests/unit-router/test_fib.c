@@ -91,8 +91,8 @@ static void test_fib(void)
 /* A valid 20-byte IPv4 header for a packet of total_len bytes. */
 static void make_ipv4(uint8_t *p, uint16_t total_len, uint8_t ttl, uint16_t id)
 {
-	ipv4_write_header((struct rte_ipv4_hdr *)p, total_len, ttl, IPPROTO_ESP, IP(10, 0, 0, 1),
-			  IP(10, 9, 8, 7));
+	headers_ipv4_write((struct rte_ipv4_hdr *)p, total_len, ttl, IPPROTO_ESP, IP(10, 0, 0, 1),
+			   IP(10, 9, 8, 7));
 	write_be16(p + 4, id);
 	write_be16(p + 10, 0);
 	write_be16(p + 10, checksum_inet(p, 20));
@@ -138,8 +138,8 @@ static void test_ipv4_check(void)
 			write_be16(pkt + 10, 0);
 			write_be16(pkt + 10, checksum_inet(pkt, 20));
 		}
-		rc = ipv4_check((const struct rte_ipv4_hdr *)pkt, cases[i].avail, cases[i].pkt_len,
-				&total_len, &reason);
+		rc = headers_ipv4_check((const struct rte_ipv4_hdr *)pkt, cases[i].avail,
+					cases[i].pkt_len, &total_len, &reason);
 		CHECK((rc == 0) == cases[i].ok, "%s: rc %d", cases[i].what, rc);
 		if (cases[i].ok)
 			CHECK(total_len == cases[i].total_len, "%s: total %u", cases[i].what,
@@ -158,8 +158,8 @@ static void test_ipv4_check(void)
 		enum esgw_drop reason;
 		uint16_t total_len;
 
-		CHECK(ipv4_check((const struct rte_ipv4_hdr *)pkt, 60, 60, &total_len, &reason) ==
-			      0,
+		CHECK(headers_ipv4_check((const struct rte_ipv4_hdr *)pkt, 60, 60, &total_len,
+					 &reason) == 0,
 		      "24-byte header");
 	}
 }
@@ -176,10 +176,10 @@ static void test_ttl_checksum(void)
 	for (unsigned int ttl = 2; ttl <= 255; ttl++) {
 		for (unsigned int id = 0; id < 65536; id += 251) {
 			make_ipv4(pkt, 20, (uint8_t)ttl, (uint16_t)id);
-			ipv4_decrement_ttl((struct rte_ipv4_hdr *)pkt);
+			headers_ipv4_decrement_ttl((struct rte_ipv4_hdr *)pkt);
 			if (pkt[8] != ttl - 1 ||
-			    ipv4_check((const struct rte_ipv4_hdr *)pkt, 20, 20, &total_len,
-				       &reason) != 0 ||
+			    headers_ipv4_check((const struct rte_ipv4_hdr *)pkt, 20, 20, &total_len,
+					       &reason) != 0 ||
 			    read_be16(pkt + 10) == 0xffff)
 				bad++;
 		}
@@ -234,16 +234,16 @@ static void test_arp(void)
 		memcpy(buf, request, sizeof(request));
 		if (cases[i].byte >= 0)
 			buf[cases[i].byte] = (uint8_t)cases[i].value;
-		CHECK((arp_parse((const struct rte_arp_hdr *)buf, cases[i].len, &msg) == 0) ==
-			      cases[i].ok,
+		CHECK((headers_arp_parse((const struct rte_arp_hdr *)buf, cases[i].len, &msg) ==
+		       0) == cases[i].ok,
 		      "%s", cases[i].what);
 	}
-	CHECK(arp_parse((const struct rte_arp_hdr *)request, sizeof(request), &msg) == 0 &&
+	CHECK(headers_arp_parse((const struct rte_arp_hdr *)request, sizeof(request), &msg) == 0 &&
 		      msg.op == ARP_OP_REQUEST && msg.sender_ip == IP(10, 0, 0, 2) &&
 		      msg.target_ip == IP(10, 0, 0, 1) && msg.sender_mac[0] == 0x02 &&
 		      msg.sender_mac[5] == 0x01,
 	      "fields");
-	arp_write((struct rte_arp_hdr *)out, &msg);
+	headers_arp_write((struct rte_arp_hdr *)out, &msg);
 	CHECK(memcmp(out, request, sizeof(request)) == 0, "write(parse(x)) == x");
 }
 
@@ -264,19 +264,20 @@ static void test_small_parsers(void)
 	};
 	uint32_t spi = 0;
 
-	CHECK(esp_parse_spi((const struct rte_esp_hdr *)esp, 7, &spi) < 0,
+	CHECK(headers_esp_spi((const struct rte_esp_hdr *)esp, 7, &spi) < 0,
 	      "ESP with 7 bytes is truncated");
-	CHECK(esp_parse_spi((const struct rte_esp_hdr *)esp, 0, &spi) < 0, "empty ESP");
-	CHECK(esp_parse_spi((const struct rte_esp_hdr *)esp, 8, &spi) == 0 && spi == 1000,
+	CHECK(headers_esp_spi((const struct rte_esp_hdr *)esp, 0, &spi) < 0, "empty ESP");
+	CHECK(headers_esp_spi((const struct rte_esp_hdr *)esp, 8, &spi) == 0 && spi == 1000,
 	      "SPI 1000: %u", spi);
-	CHECK(!icmp_is_error((const struct rte_icmp_hdr *)echo, 8), "echo is not an error");
-	CHECK(icmp_is_error((const struct rte_icmp_hdr *)unreach, 8), "unreachable is an error");
-	CHECK(icmp_is_error((const struct rte_icmp_hdr *)echo, 0),
+	CHECK(!headers_icmp_is_error((const struct rte_icmp_hdr *)echo, 8), "echo is not an error");
+	CHECK(headers_icmp_is_error((const struct rte_icmp_hdr *)unreach, 8),
+	      "unreachable is an error");
+	CHECK(headers_icmp_is_error((const struct rte_icmp_hdr *)echo, 0),
 	      "unknown type: treated as an error");
 	for (size_t i = 0; i < sizeof(addrs) / sizeof(addrs[0]); i++) {
-		CHECK(ipv4_is_martian_source(addrs[i].addr) == addrs[i].martian, "martian %08x",
-		      addrs[i].addr);
-		CHECK(ipv4_is_multicast_or_broadcast(addrs[i].addr) == addrs[i].mcast_bcast,
+		CHECK(headers_ipv4_martian_source(addrs[i].addr) == addrs[i].martian,
+		      "martian %08x", addrs[i].addr);
+		CHECK(headers_ipv4_multicast_or_broadcast(addrs[i].addr) == addrs[i].mcast_bcast,
 		      "multicast/broadcast %08x", addrs[i].addr);
 	}
 }
