@@ -160,15 +160,56 @@ static int decap_finish(const struct esp_sa *sa, struct esp_buf *b, unsigned int
 	return 0;
 }
 
-static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
-			    uint16_t n, struct decap_scratch *s)
+/* After its job, in packet order so that the window sees the sequence
+ * numbers as sent: the ICV, the replay check again, the lifetime; then the
+ * window moves and the payload is checked. 0 if packet i passed (b holds
+ * the inner packet), or -1 with it dropped. */
+static int decap_verify(struct esp_sa *a, struct esp_buf *b, const struct decap_scratch *s,
+			uint16_t i, uint32_t now)
 {
-	uint32_t now = esp_clock_seconds();
+	const uint8_t *received;
 	enum esgw_drop reason;
-	uint16_t passed = 0;
 
+	if (!s->completed[i]) {
+		esp_drop(a, b, ESGW_DROP_CRYPTO_ERROR);
+		return -1;
+	}
+	received = icv_kept_aside(a) ? s->received_icv[i]
+				     : b->data + s->outer_len[i] + ESP_HDR_LEN + a->iv_len +
+					       s->payload_len[i];
+	if (!icv_equal(received, s->icv[i], a->icv_len)) {
+		esp_drop(a, b, ESGW_DROP_AUTH_FAILED); /* the window does not move */
+		return -1;
+	}
+	/* Again: an earlier packet of this burst may have carried the same seq. */
+	if (!replay_check(&a->rt->replay, s->seq[i])) {
+		esp_drop(a, b, ESGW_DROP_REPLAY);
+		return -1;
+	}
+	/* Only authentic packets count towards a lifetime, so forgeries
+	 * cannot expire an SA. */
+	if (esp_lifetime_due(a, now) && esp_lifetime_check(a, now)) {
+		esp_drop(a, b, ESGW_DROP_SA_EXPIRED);
+		return -1;
+	}
+	replay_update(&a->rt->replay, s->seq[i]);
+	if (decap_finish(a, b, s->outer_len[i], s->payload_len[i], &reason) < 0) {
+		esp_drop(a, b, reason);
+		return -1;
+	}
+	a->rt->ctr.packets++;
+	a->rt->ctr.bytes += b->len;
+	return 0;
+}
+
+static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+			    uint16_t n, void *scratch)
+{
+	struct decap_scratch *s = scratch;
+	uint32_t now = esp_clock_seconds();
 	IMB_JOB *jobs[ESP_BURST_MAX];
-	uint16_t ready = 0;
+	uint16_t passed = 0, ready = 0;
+	enum esgw_drop reason;
 
 	/* Check every packet first, then run all their jobs as one burst. */
 	for (uint16_t i = 0; i < n; i++) {
@@ -194,59 +235,15 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 		}
 		esp_jobs_run(mgr, ready, jobs, s->completed);
 	}
-
-	/* In packet order, so the window sees the sequence numbers as sent. */
-	for (uint16_t i = 0; i < n; i++) {
-		struct esp_sa *a = sa[i];
-		struct esp_buf *b = &buf[i];
-		const uint8_t *received;
-
-		if (b->drop != ESP_NO_DROP)
-			continue;
-		if (!s->completed[i]) {
-			esp_drop(a, b, ESGW_DROP_CRYPTO_ERROR);
-			continue;
-		}
-		received = icv_kept_aside(a) ? s->received_icv[i]
-					     : b->data + s->outer_len[i] + ESP_HDR_LEN + a->iv_len +
-						       s->payload_len[i];
-		if (!icv_equal(received, s->icv[i], a->icv_len)) {
-			esp_drop(a, b, ESGW_DROP_AUTH_FAILED); /* the window does not move */
-			continue;
-		}
-		/* Again: an earlier packet of this burst may have carried the same seq. */
-		if (!replay_check(&a->rt->replay, s->seq[i])) {
-			esp_drop(a, b, ESGW_DROP_REPLAY);
-			continue;
-		}
-		/* Only authentic packets count towards a lifetime, so forgeries
-		 * cannot expire an SA. */
-		if (esp_lifetime_due(a, now) && esp_lifetime_check(a, now)) {
-			esp_drop(a, b, ESGW_DROP_SA_EXPIRED);
-			continue;
-		}
-		replay_update(&a->rt->replay, s->seq[i]);
-		if (decap_finish(a, b, s->outer_len[i], s->payload_len[i], &reason) < 0) {
-			esp_drop(a, b, reason);
-			continue;
-		}
-		a->rt->ctr.packets++;
-		a->rt->ctr.bytes += b->len;
-		passed++;
-	}
+	for (uint16_t i = 0; i < n; i++)
+		if (buf[i].drop == ESP_NO_DROP && decap_verify(sa[i], &buf[i], s, i, now) == 0)
+			passed++;
 	return passed;
 }
 
 uint16_t esp_decap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n)
 {
 	struct decap_scratch scratch;
-	uint16_t passed = 0;
 
-	for (uint16_t done = 0; done < n;) {
-		uint16_t chunk = n - done < ESP_BURST_MAX ? n - done : ESP_BURST_MAX;
-
-		passed += decap_chunk(mgr, sa + done, buf + done, chunk, &scratch);
-		done += chunk;
-	}
-	return passed;
+	return esp_jobs_chunks(mgr, sa, buf, n, decap_chunk, &scratch);
 }

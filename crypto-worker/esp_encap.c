@@ -69,20 +69,24 @@ static void make_iv(IMB_MGR *mgr, const struct esp_sa *sa, uint64_t seq, uint8_t
 	}
 }
 
-/* Build everything but the ciphertext and ICV; returns 0, or -1 with the
- * packet dropped and left untouched. */
-static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uint32_t now,
-			 uint8_t nonce[16], uint8_t aad[12], uint16_t *inner_len)
+/* Where an ESP packet goes in its buffer: the inner packet's length (without
+ * Ethernet padding) and next header, the padding, the bytes in front of it
+ * (outer IP header, ESP header, IV) and behind it (padding, trailer, ICV),
+ * and the whole. */
+struct encap_layout {
+	unsigned int len, pad, head, tail, total;
+	uint8_t next_header;
+};
+
+/* Whether a packet may be encrypted: a whole inner IPv4 or IPv6 packet, an
+ * SA with tunnel endpoints and within its lifetime, room around the packet
+ * in its buffer, a sequence number below the durable floor. Returns 0 with
+ * its layout, or -1 with the packet dropped and left untouched. */
+static int encap_admit(struct esp_sa *sa, struct esp_buf *b, uint32_t now, struct encap_layout *l)
 {
 	struct esgw_sa_runtime *rt = sa->rt;
-	unsigned int len = b->len, pad, payload_len, head, tail, total;
-	uint8_t *trailer, next_header;
-	struct rte_esp_hdr *esp;
-	uint64_t seq;
 
-	/* IPv4 or IPv6 inside; Ethernet minimum-frame padding is not part of
-	 * the packet. */
-	if (esp_ip_inner_parse(b->data, b->len, &len, &next_header) < 0) {
+	if (esp_ip_inner_parse(b->data, b->len, &l->len, &l->next_header) < 0) {
 		esp_drop(sa, b, ESGW_DROP_MALFORMED);
 		return -1;
 	}
@@ -96,13 +100,12 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 		esp_drop(sa, b, ESGW_DROP_SA_EXPIRED);
 		return -1;
 	}
-	pad = (0u - (len + ESP_TRAILER_LEN)) & (sa->block_len - 1u);
-	payload_len = len + pad + ESP_TRAILER_LEN;
-	head = esp_ip_outer_len(sa) + ESP_HDR_LEN + sa->iv_len;
-	tail = pad + ESP_TRAILER_LEN + sa->icv_len;
-	total = head + payload_len + sa->icv_len;
-	if (total > UINT16_MAX || b->headroom < head ||
-	    b->tailroom + (b->len - len) < tail + esn_hmac_extra(sa)) {
+	l->pad = (0u - (l->len + ESP_TRAILER_LEN)) & (sa->block_len - 1u);
+	l->head = esp_ip_outer_len(sa) + ESP_HDR_LEN + sa->iv_len;
+	l->tail = l->pad + ESP_TRAILER_LEN + sa->icv_len;
+	l->total = l->head + l->len + l->tail;
+	if (l->total > UINT16_MAX || b->headroom < l->head ||
+	    b->tailroom + (b->len - l->len) < l->tail + esn_hmac_extra(sa)) {
 		esp_drop(sa, b, ESGW_DROP_TOO_BIG);
 		return -1;
 	}
@@ -121,36 +124,57 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 		}
 		return -1;
 	}
-	seq = ++rt->seq_out;
+	return 0;
+}
 
-	trailer = b->data + len;
-	for (unsigned int i = 0; i < pad; i++)
+/* Write everything but the ciphertext and ICV around the inner packet of an
+ * admitted packet with sequence number seq: padding and trailer behind it,
+ * the outer IP header, the ESP header and the IV in front of it; with ESN
+ * the AAD (AEAD) or seq_hi behind the trailer (HMAC). */
+static void encap_frame(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b,
+			const struct encap_layout *l, uint64_t seq, uint8_t nonce[16],
+			uint8_t aad[12])
+{
+	uint8_t *trailer = b->data + l->len;
+	struct rte_esp_hdr *esp;
+
+	for (unsigned int i = 0; i < l->pad; i++)
 		trailer[i] = (uint8_t)(i + 1); /* RFC 4303 2.4: 1, 2, 3, ... */
-	trailer[pad] = (uint8_t)pad;
-	trailer[pad + 1] = next_header;
+	trailer[l->pad] = (uint8_t)l->pad;
+	trailer[l->pad + 1] = l->next_header;
 
-	*inner_len = (uint16_t)len;
-	esp_ip_outer_write(sa, b->data - head, esp_ip_inner_tos(b->data), total);
-	esp = (struct rte_esp_hdr *)(b->data - head + esp_ip_outer_len(sa));
+	esp_ip_outer_write(sa, b->data - l->head, esp_ip_inner_tos(b->data), l->total);
+	esp = (struct rte_esp_hdr *)(b->data - l->head + esp_ip_outer_len(sa));
 	esp->spi = rte_cpu_to_be_32(sa->spi);
 	esp->seq = rte_cpu_to_be_32((uint32_t)seq);
 	make_iv(mgr, sa, seq, (uint8_t *)(esp + 1), nonce);
 	if (sa->esn) {
-		if (is_aead(sa)) {
+		if (is_aead(sa))
 			esp_jobs_esn_aad(aad, esp, seq);
-		} else {
-			/* Hashed behind the payload, where the ICV goes after the job. */
-			write_be32(trailer + pad + ESP_TRAILER_LEN, (uint32_t)(seq >> 32));
-		}
+		else /* hashed behind the payload, where the ICV goes after the job */
+			write_be32(trailer + l->pad + ESP_TRAILER_LEN, (uint32_t)(seq >> 32));
 	}
-	/* Counted now, not after the job, so lifetimes see this burst's packets. */
-	rt->ctr.packets++;
-	rt->ctr.bytes += len;
+}
 
-	b->tailroom = (uint16_t)(b->tailroom + (b->len - len) - tail);
-	b->headroom = (uint16_t)(b->headroom - head);
-	b->data -= head;
-	b->len = (uint16_t)total;
+/* Build everything but the ciphertext and ICV; returns 0, or -1 with the
+ * packet dropped and left untouched. */
+static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uint32_t now,
+			 uint8_t nonce[16], uint8_t aad[12], uint16_t *inner_len)
+{
+	struct encap_layout l;
+
+	if (encap_admit(sa, b, now, &l) < 0)
+		return -1;
+	encap_frame(mgr, sa, b, &l, ++sa->rt->seq_out, nonce, aad);
+	*inner_len = (uint16_t)l.len;
+	/* Counted now, not after the job, so lifetimes see this burst's packets. */
+	sa->rt->ctr.packets++;
+	sa->rt->ctr.bytes += l.len;
+
+	b->tailroom = (uint16_t)(b->tailroom + (b->len - l.len) - l.tail);
+	b->headroom = (uint16_t)(b->headroom - l.head);
+	b->data -= l.head;
+	b->len = (uint16_t)l.total;
 	return 0;
 }
 
@@ -183,9 +207,40 @@ static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 	esp_jobs_cipher(job, sa, esp, nonce, aad, payload_off, payload_len);
 }
 
-static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
-			    uint16_t n, struct encap_scratch *s)
+/* After its job: the ICV into place (HMAC with ESN), the UDP header
+ * (NAT-T). 0 if packet i is ready to send, or -1 with it dropped and
+ * uncounted again. */
+static int encap_finish(struct esp_sa *sa, struct esp_buf *b, const struct encap_scratch *s,
+			uint16_t i)
 {
+	unsigned int extra = esn_hmac_extra(sa);
+	enum esgw_drop reason;
+
+	if (!s->completed[i]) {
+		reason = ESGW_DROP_CRYPTO_ERROR;
+		goto drop;
+	}
+	if (extra) {
+		uint8_t *icv = b->data + b->len - sa->icv_len;
+
+		memmove(icv, icv + extra, sa->icv_len);
+	}
+	if (sa->udp_dport != 0 && esp_udp_encap(sa, b) < 0) {
+		reason = ESGW_DROP_TOO_BIG;
+		goto drop;
+	}
+	return 0;
+drop:
+	sa->rt->ctr.packets--;
+	sa->rt->ctr.bytes -= s->inner_len[i];
+	esp_drop(sa, b, reason);
+	return -1;
+}
+
+static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+			    uint16_t n, void *scratch)
+{
+	struct encap_scratch *s = scratch;
 	uint32_t now = esp_clock_seconds();
 	IMB_JOB *jobs[ESP_BURST_MAX];
 	uint16_t passed = 0, ready = 0;
@@ -213,45 +268,15 @@ static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 		}
 		esp_jobs_run(mgr, ready, jobs, s->completed);
 	}
-
-	for (uint16_t i = 0; i < n; i++) {
-		struct esgw_sa_runtime *rt = sa[i]->rt;
-		unsigned int extra = esn_hmac_extra(sa[i]);
-
-		if (buf[i].drop != ESP_NO_DROP)
-			continue;
-		if (!s->completed[i]) {
-			rt->ctr.packets--;
-			rt->ctr.bytes -= s->inner_len[i];
-			esp_drop(sa[i], &buf[i], ESGW_DROP_CRYPTO_ERROR);
-			continue;
-		}
-		if (extra) {
-			uint8_t *icv = buf[i].data + buf[i].len - sa[i]->icv_len;
-
-			memmove(icv, icv + extra, sa[i]->icv_len);
-		}
-		if (sa[i]->udp_dport != 0 && esp_udp_encap(sa[i], &buf[i]) < 0) {
-			rt->ctr.packets--;
-			rt->ctr.bytes -= s->inner_len[i];
-			esp_drop(sa[i], &buf[i], ESGW_DROP_TOO_BIG);
-			continue;
-		}
-		passed++;
-	}
+	for (uint16_t i = 0; i < n; i++)
+		if (buf[i].drop == ESP_NO_DROP && encap_finish(sa[i], &buf[i], s, i) == 0)
+			passed++;
 	return passed;
 }
 
 uint16_t esp_encap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n)
 {
 	struct encap_scratch scratch;
-	uint16_t passed = 0;
 
-	for (uint16_t done = 0; done < n;) {
-		uint16_t chunk = n - done < ESP_BURST_MAX ? n - done : ESP_BURST_MAX;
-
-		passed += encap_chunk(mgr, sa + done, buf + done, chunk, &scratch);
-		done += chunk;
-	}
-	return passed;
+	return esp_jobs_chunks(mgr, sa, buf, n, encap_chunk, &scratch);
 }

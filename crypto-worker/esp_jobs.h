@@ -48,6 +48,28 @@ static inline void esp_jobs_run(IMB_MGR *mgr, uint32_t n, IMB_JOB *jobs[], uint8
 		esp_jobs_collect(jobs, done, completed);
 }
 
+/* What runs one chunk of a burst (at most ESP_BURST_MAX packets, which its
+ * scratch and the manager's burst hold): the number that passed. */
+typedef uint16_t (*esp_jobs_chunk_fn)(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+				      uint16_t n, void *scratch);
+
+/* A burst of any size, chunk by chunk: the number of packets that passed.
+ * Inlined with a constant chunk, so the call is direct. */
+static inline uint16_t esp_jobs_chunks(IMB_MGR *mgr, struct esp_sa *const sa[],
+				       struct esp_buf buf[], uint16_t n, esp_jobs_chunk_fn chunk,
+				       void *scratch)
+{
+	uint16_t passed = 0;
+
+	for (uint16_t done = 0; done < n;) {
+		uint16_t len = n - done < ESP_BURST_MAX ? n - done : ESP_BURST_MAX;
+
+		passed += chunk(mgr, sa + done, buf + done, len, scratch);
+		done += len;
+	}
+	return passed;
+}
+
 /* The HMAC half of a job. The ICV covers ESP header, IV and ciphertext (RFC
  * 4303 2.8): hashed_len bytes from the ESP header; with ESN also the 4 bytes
  * of seq_hi the caller put right behind them (RFC 4303 2.2.1). */
