@@ -156,14 +156,12 @@ void esp_sa_set_iv_secrets(IMB_MGR *mgr, struct esp_sa *sa, const uint8_t nonce[
 	explicit_bzero(unused_dec, sizeof(unused_dec));
 }
 
-int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, char *err,
-		size_t errlen)
+/* The parameters every SA needs before its keys are looked at: a runtime
+ * slot, an SPI that may go on the wire, key pointers for key lengths, a
+ * known algorithm. 0, or -1 with err and sa wiped. */
+static int check_params(struct esp_sa *sa, const struct esp_alg_info *info,
+			const struct esp_sa_params *p, char *err, size_t errlen)
 {
-	const struct esp_alg_info *info = esp_alg_lookup(p->alg);
-	uint8_t random[8 + 2 + 16];
-	const uint8_t *salt;
-
-	esp_sa_wipe(sa);
 	if (p->rt == NULL)
 		return fail(sa, err, errlen, "SA has no runtime slot");
 	if (p->spi == 0)
@@ -174,7 +172,43 @@ int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, 
 		return fail(sa, err, errlen, "key material missing");
 	if (info == NULL)
 		return fail(sa, err, errlen, "unsupported ESP algorithm %d", (int)p->alg);
-	if (check_keys(sa, info, p, &salt, err, errlen) < 0)
+	return 0;
+}
+
+/* The tunnel's and the lifetimes' part of the parameters, and the runtime
+ * slot. */
+static void take_tunnel(struct esp_sa *sa, const struct esp_sa_params *p)
+{
+	sa->spi = p->spi;
+	sa->outer_src = p->outer_src;
+	sa->outer_dst = p->outer_dst;
+	if (p->outer6_src != NULL && p->outer6_dst != NULL) {
+		sa->outer_ipv6 = 1;
+		memcpy(sa->outer6_src, p->outer6_src, 16);
+		memcpy(sa->outer6_dst, p->outer6_dst, 16);
+	}
+	sa->udp_sport = p->udp_sport;
+	sa->udp_dport = p->udp_dport;
+	sa->rt = p->rt;
+	sa->soft = p->soft;
+	sa->hard = p->hard;
+	/* Zero thresholds: the first packet arms them from the runtime state,
+	 * which the worker may reset after this call (a new SA in the slot). */
+	sa->check_packets = 0;
+	sa->check_bytes = 0;
+	sa->check_time = 0;
+}
+
+int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, char *err,
+		size_t errlen)
+{
+	const struct esp_alg_info *info = esp_alg_lookup(p->alg);
+	uint8_t random[8 + 2 + 16];
+	const uint8_t *salt;
+
+	esp_sa_wipe(sa);
+	if (check_params(sa, info, p, err, errlen) < 0 ||
+	    check_keys(sa, info, p, &salt, err, errlen) < 0)
 		return -1;
 	build_key_schedules(mgr, sa, info, p);
 	if (info->salt_len)
@@ -199,24 +233,7 @@ int esp_sa_init(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_sa_params *p, 
 	explicit_bzero(random, sizeof(random));
 	if (info->integ == ESP_INTEG_AEAD)
 		sa->iv_nonce = htobe64(p->iv_mask);
-	sa->spi = p->spi;
-	sa->outer_src = p->outer_src;
-	sa->outer_dst = p->outer_dst;
-	if (p->outer6_src != NULL && p->outer6_dst != NULL) {
-		sa->outer_ipv6 = 1;
-		memcpy(sa->outer6_src, p->outer6_src, 16);
-		memcpy(sa->outer6_dst, p->outer6_dst, 16);
-	}
-	sa->udp_sport = p->udp_sport;
-	sa->udp_dport = p->udp_dport;
-	sa->rt = p->rt;
-	sa->soft = p->soft;
-	sa->hard = p->hard;
-	/* Zero thresholds: the first packet arms them from the runtime state,
-	 * which the worker may reset after this call (a new SA in the slot). */
-	sa->check_packets = 0;
-	sa->check_bytes = 0;
-	sa->check_time = 0;
+	take_tunnel(sa, p);
 	return 0;
 }
 

@@ -237,6 +237,45 @@ static struct rte_mbuf *refuse(struct router *r, struct rte_mbuf *m, struct reas
 	return NULL;
 }
 
+/* Why fragment f may not join datagram d (ESGW_DROP_MAX: it may): no room
+ * for another fragment or beyond the size limit (overflow); an overlap with
+ * one held, a second end, or something held beyond its end (invalid). */
+static enum esgw_drop fragment_refusal(const struct reassembly_datagram *d,
+				       const struct fragment *f, uint32_t max_payload)
+{
+	uint32_t end = f->offset + f->len;
+
+	if (d->nb == REASM_FRAGMENTS || end > max_payload)
+		return ESGW_DROP_REASSEMBLY_OVERFLOW;
+	/* Overlaps are refused outright, the whole datagram with them (RFC
+	 * 5722 for IPv6, and the same for IPv4): they only serve to confuse
+	 * filters. A duplicate counts as one too. */
+	for (uint8_t i = 0; i < d->nb; i++)
+		if (f->offset < d->frags[i].offset + d->frags[i].len && d->frags[i].offset < end)
+			return ESGW_DROP_REASSEMBLY_INVALID;
+	if (!f->more ? (d->total != 0 || end < d->max_end) : (d->total != 0 && end >= d->total))
+		return ESGW_DROP_REASSEMBLY_INVALID;
+	return ESGW_DROP_MAX;
+}
+
+/* The whole datagram out of a complete d, whose fragments are freed and
+ * slot emptied; NULL (dropped) if the pool is empty. */
+static struct rte_mbuf *datagram_complete(struct router *r, struct reassembly_datagram *d)
+{
+	struct rte_mbuf *whole = datagram_build(r, d);
+
+	if (whole == NULL) {
+		datagram_drop(r, d, ESGW_DROP_NO_MBUF);
+		return NULL;
+	}
+	for (uint8_t i = 0; i < d->nb; i++)
+		rte_pktmbuf_free(d->frags[i].m);
+	memset(d, 0, sizeof(*d));
+	r->reasm->nb_used--;
+	r->ctr.datagrams_reassembled++;
+	return whole;
+}
+
 /* Hold fragment f (in m); the whole datagram when f completed it. */
 static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const struct fragment *f)
 {
@@ -247,7 +286,7 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 			       (f->key.family == 6 ? IPV6_HDR_LEN : IPV4_MAX_HEADER_LEN);
 	uint32_t end = f->offset + f->len;
 	struct reassembly_datagram *d;
-	struct rte_mbuf *whole;
+	enum esgw_drop refusal;
 
 	if (r->reasm == NULL || (f->more && f->len % 8 != 0) || f->len == 0) {
 		router_drop(r, m, ESGW_DROP_MALFORMED); /* inner fragments are 8-byte multiples */
@@ -258,22 +297,11 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 		router_drop(r, m, ESGW_DROP_REASSEMBLY_OVERFLOW); /* table full */
 		return NULL;
 	}
-	if (d->nb == REASM_FRAGMENTS || end > max_payload)
-		return refuse(r, m, d, ESGW_DROP_REASSEMBLY_OVERFLOW);
-	/* Overlaps are refused outright, the whole datagram with them (RFC
-	 * 5722 for IPv6, and the same for IPv4): they only serve to confuse
-	 * filters. A duplicate counts as one too. */
-	for (uint8_t i = 0; i < d->nb; i++)
-		if (f->offset < d->frags[i].offset + d->frags[i].len && d->frags[i].offset < end)
-			return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
-	if (!f->more) {
-		/* A second end, or a fragment held beyond this end. */
-		if (d->total != 0 || end < d->max_end)
-			return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
+	refusal = fragment_refusal(d, f, max_payload);
+	if (refusal != ESGW_DROP_MAX)
+		return refuse(r, m, d, refusal);
+	if (!f->more)
 		d->total = end;
-	} else if (d->total != 0 && end >= d->total) {
-		return refuse(r, m, d, ESGW_DROP_REASSEMBLY_INVALID);
-	}
 	d->frags[d->nb].m = m;
 	d->frags[d->nb].header_len = f->header_len;
 	d->frags[d->nb].offset = f->offset;
@@ -285,17 +313,7 @@ static struct rte_mbuf *fragment_add(struct router *r, struct rte_mbuf *m, const
 	 * so then [0, total) is covered, offset 0 included. */
 	if (d->total == 0 || d->received != d->total)
 		return NULL;
-	whole = datagram_build(r, d);
-	if (whole == NULL) {
-		datagram_drop(r, d, ESGW_DROP_NO_MBUF);
-		return NULL;
-	}
-	for (uint8_t i = 0; i < d->nb; i++)
-		rte_pktmbuf_free(d->frags[i].m);
-	memset(d, 0, sizeof(*d));
-	r->reasm->nb_used--;
-	r->ctr.datagrams_reassembled++;
-	return whole;
+	return datagram_complete(r, d);
 }
 
 struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m)

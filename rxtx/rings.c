@@ -20,25 +20,16 @@ static struct rte_ring *ring_create(const char *name, unsigned int flags)
 	return r;
 }
 
-int rxtx_shared_create(struct rxtx *rx)
+/* The shared table of doorbells and SA runtime state, zeroed. */
+static int shared_table_create(struct rxtx *rx)
 {
 	struct esgw_shared *shared;
-	char name[RTE_RING_NAMESIZE];
-
-	rx->dp.pool = rte_pktmbuf_pool_create(ESGW_POOL_NAME, ESGW_POOL_SIZE, ESGW_POOL_CACHE,
-					      ESGW_MBUF_PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
-					      (int)rte_socket_id());
-	if (rx->dp.pool == NULL) {
-		ESGW_ERR("mbuf pool %s: %s (is another esgw-rxtx running with this --file-prefix?)",
-			 ESGW_POOL_NAME, rte_strerror(rte_errno));
-		goto fail;
-	}
 
 	rx->shared_mz = rte_memzone_reserve(ESGW_SHARED_NAME, sizeof(struct esgw_shared),
 					    (int)rte_socket_id(), 0);
 	if (rx->shared_mz == NULL) {
 		ESGW_ERR("memzone %s: %s", ESGW_SHARED_NAME, rte_strerror(rte_errno));
-		goto fail;
+		return -1;
 	}
 	shared = rx->shared_mz->addr;
 	memset(shared, 0, sizeof(*shared));
@@ -47,35 +38,57 @@ int rxtx_shared_create(struct rxtx *rx)
 	rte_smp_wmb();
 	shared->magic = ESGW_SHARED_MAGIC;
 	rx->dp.shared = shared;
+	return 0;
+}
 
-	/* One producer and one consumer per ring (see shm.h). */
-	rx->router_in = ring_create(ESGW_RING_ROUTER_IN, RING_F_SP_ENQ | RING_F_SC_DEQ);
+/* Every ring of shm.h, with one producer and one consumer each. */
+static int rings_create(struct rxtx *rx)
+{
+	const unsigned int flags = RING_F_SP_ENQ | RING_F_SC_DEQ;
+	char name[RTE_RING_NAMESIZE];
+
+	rx->router_in = ring_create(ESGW_RING_ROUTER_IN, flags);
 	if (rx->router_in == NULL)
-		goto fail;
+		return -1;
 	/* Created for every possible worker so that scaling up needs no primary. */
 	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
 		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
-		rx->crypto[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		rx->crypto[w] = ring_create(name, flags);
 		snprintf(name, sizeof(name), ESGW_RING_DECRYPTED_FMT, w);
-		rx->decrypted[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		rx->decrypted[w] = ring_create(name, flags);
 		snprintf(name, sizeof(name), ESGW_RING_WORKER_TX_FMT, w);
-		rx->worker_tx[w] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		rx->worker_tx[w] = ring_create(name, flags);
 		if (rx->crypto[w] == NULL || rx->decrypted[w] == NULL || rx->worker_tx[w] == NULL)
-			goto fail;
+			return -1;
 	}
 	/* Frames for the host's stack (punt.c), even before a TAP exists: the
 	 * router then learns that rxtx, not it, has to count them. */
-	rx->punt = ring_create(ESGW_RING_PUNT, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	rx->punt = ring_create(ESGW_RING_PUNT, flags);
 	if (rx->punt == NULL)
-		goto fail;
+		return -1;
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
 
 		snprintf(name, sizeof(name), ESGW_RING_TX_FMT, port);
-		rx->tx[port] = ring_create(name, RING_F_SP_ENQ | RING_F_SC_DEQ);
+		rx->tx[port] = ring_create(name, flags);
 		if (rx->tx[port] == NULL)
-			goto fail;
+			return -1;
 	}
+	return 0;
+}
+
+int rxtx_shared_create(struct rxtx *rx)
+{
+	rx->dp.pool = rte_pktmbuf_pool_create(ESGW_POOL_NAME, ESGW_POOL_SIZE, ESGW_POOL_CACHE,
+					      ESGW_MBUF_PRIV_SIZE, RTE_MBUF_DEFAULT_BUF_SIZE,
+					      (int)rte_socket_id());
+	if (rx->dp.pool == NULL) {
+		ESGW_ERR("mbuf pool %s: %s (is another esgw-rxtx running with this --file-prefix?)",
+			 ESGW_POOL_NAME, rte_strerror(rte_errno));
+		goto fail;
+	}
+	if (shared_table_create(rx) < 0 || rings_create(rx) < 0)
+		goto fail;
 	return 0;
 fail:
 	rxtx_shared_free(rx);
