@@ -53,7 +53,7 @@ struct router_tunnel {
 	/* IPv6 outer header: local6/remote6/outer_nexthop6 instead. */
 	uint8_t outer_ipv6;
 	uint8_t local6[16], remote6[16], outer_nexthop6[16];
-	/* ESP overhead of the outbound SA's algorithm (frag.c): the inner
+	/* ESP overhead of the outbound SA's algorithm (tunnel.c): the inner
 	 * packet may have ((mtu - overhead_fixed) / block) * block - 2 bytes. */
 	uint16_t overhead_fixed;
 	uint8_t block_len;

@@ -1028,7 +1028,7 @@ def h_wait(pred, timeout):
 
 FAKE_PROCESS = r'''#!/usr/bin/python3
 # A stand-in for esgw-rxtx/router/crypto: records its command line, serves the
-# control socket like common/dp.c, exits 0 on SIGTERM.
+# control socket like common/dp_ctl.c, exits 0 on SIGTERM.
 import os, signal, socket, struct, sys
 import esgw_pb2 as pb
 role = os.path.basename(sys.argv[0])[len("esgw-"):]
