@@ -92,11 +92,15 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	return 0;
 }
 
-static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
-			   unsigned int outer_len, unsigned int payload_len, uint64_t seq,
-			   struct decap_scratch *s, uintptr_t index)
+/* Its job for packet i of the chunk (esp_jobs_fill_fn), inlined into the
+ * burst loop like the code it was: one call per packet saved. */
+static __rte_always_inline void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa,
+					       struct esp_buf *b, void *scratch, uint8_t index)
 {
-	struct rte_esp_hdr *esp = (struct rte_esp_hdr *)(b->data + outer_len);
+	struct decap_scratch *s = scratch;
+	unsigned int payload_len = s->payload_len[index];
+	uint64_t seq = s->seq[index];
+	struct rte_esp_hdr *esp = (struct rte_esp_hdr *)(b->data + s->outer_len[index]);
 	unsigned int payload_off = ESP_HDR_LEN + sa->iv_len;
 	uint8_t *icv = (uint8_t *)esp + payload_off + payload_len;
 
@@ -111,7 +115,7 @@ static void decap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 	job->msg_len_to_cipher_in_bytes = payload_len;
 	job->auth_tag_output = s->icv[index];
 	job->auth_tag_output_len_in_bytes = sa->icv_len;
-	job->user_data = (void *)index;
+	job->user_data = (void *)(uintptr_t)index;
 	if (sa->integ == ESP_INTEG_AEAD) {
 		/* The nonce: salt || the IV that follows the ESP header. */
 		memcpy(s->nonce[index], sa->salt, 4);
@@ -207,7 +211,6 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 {
 	struct decap_scratch *s = scratch;
 	uint32_t now = esp_clock_seconds();
-	IMB_JOB *jobs[ESP_BURST_MAX];
 	uint16_t passed = 0, ready = 0;
 	enum esgw_drop reason;
 
@@ -225,16 +228,7 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 		}
 		s->ready[ready++] = (uint8_t)i;
 	}
-	if (ready > 0) {
-		esp_jobs_get(mgr, ready, jobs);
-		for (uint16_t k = 0; k < ready; k++) {
-			uint8_t i = s->ready[k];
-
-			decap_fill_job(jobs[k], sa[i], &buf[i], s->outer_len[i], s->payload_len[i],
-				       s->seq[i], s, i);
-		}
-		esp_jobs_run(mgr, ready, jobs, s->completed);
-	}
+	esp_jobs_burst(mgr, sa, buf, s->ready, ready, decap_fill_job, s, s->completed);
 	for (uint16_t i = 0; i < n; i++)
 		if (buf[i].drop == ESP_NO_DROP && decap_verify(sa[i], &buf[i], s, i, now) == 0)
 			passed++;

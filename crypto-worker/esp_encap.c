@@ -178,9 +178,12 @@ static int encap_prepare(IMB_MGR *mgr, struct esp_sa *sa, struct esp_buf *b, uin
 	return 0;
 }
 
-static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
-			   const uint8_t nonce[16], const uint8_t aad[12], uintptr_t index)
+/* Its job for packet i of the chunk (esp_jobs_fill_fn), inlined into the
+ * burst loop like the code it was: one call per packet saved. */
+static __rte_always_inline void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa,
+					       struct esp_buf *b, void *scratch, uint8_t i)
 {
+	const struct encap_scratch *s = scratch;
 	const struct rte_esp_hdr *esp =
 		(const struct rte_esp_hdr *)(b->data + esp_ip_outer_len(sa));
 	unsigned int esp_len = b->len - esp_ip_outer_len(sa);
@@ -197,14 +200,14 @@ static void encap_fill_job(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf
 	job->msg_len_to_cipher_in_bytes = payload_len;
 	job->auth_tag_output = payload + payload_len;
 	job->auth_tag_output_len_in_bytes = sa->icv_len;
-	job->user_data = (void *)index;
+	job->user_data = (void *)(uintptr_t)i;
 	if (!is_aead(sa)) {
 		esp_jobs_hmac(job, sa, payload_off + payload_len);
 		/* ESN: seq_hi sits behind the payload; the ICV goes behind it
 		 * until encap_chunk moves it into place. */
 		job->auth_tag_output = payload + payload_len + esn_hmac_extra(sa);
 	}
-	esp_jobs_cipher(job, sa, esp, nonce, aad, payload_off, payload_len);
+	esp_jobs_cipher(job, sa, esp, s->nonce[i], s->aad[i], payload_off, payload_len);
 }
 
 /* After its job: the ICV into place (HMAC with ESN), the UDP header
@@ -242,7 +245,6 @@ static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 {
 	struct encap_scratch *s = scratch;
 	uint32_t now = esp_clock_seconds();
-	IMB_JOB *jobs[ESP_BURST_MAX];
 	uint16_t passed = 0, ready = 0;
 
 	/* Frame every packet first, then run all their jobs as one burst. */
@@ -259,15 +261,7 @@ static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 				  &s->inner_len[i]) == 0)
 			s->ready[ready++] = (uint8_t)i;
 	}
-	if (ready > 0) {
-		esp_jobs_get(mgr, ready, jobs);
-		for (uint16_t k = 0; k < ready; k++) {
-			uint8_t i = s->ready[k];
-
-			encap_fill_job(jobs[k], sa[i], &buf[i], s->nonce[i], s->aad[i], i);
-		}
-		esp_jobs_run(mgr, ready, jobs, s->completed);
-	}
+	esp_jobs_burst(mgr, sa, buf, s->ready, ready, encap_fill_job, s, s->completed);
 	for (uint16_t i = 0; i < n; i++)
 		if (buf[i].drop == ESP_NO_DROP && encap_finish(sa[i], &buf[i], s, i) == 0)
 			passed++;

@@ -70,6 +70,27 @@ static inline uint16_t esp_jobs_chunks(IMB_MGR *mgr, struct esp_sa *const sa[],
 	return passed;
 }
 
+/* What fills the job of packet i of a chunk (its sa and buffer) from the
+ * chunk's scratch. */
+typedef void (*esp_jobs_fill_fn)(IMB_JOB *job, const struct esp_sa *sa, struct esp_buf *b,
+				 void *scratch, uint8_t i);
+
+/* The jobs of the n_ready packets listed in ready (indices into sa and buf),
+ * filled by fill and run as one burst: completed[i] says how each ended. */
+static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+				  const uint8_t ready[], uint16_t n_ready, esp_jobs_fill_fn fill,
+				  void *scratch, uint8_t completed[])
+{
+	IMB_JOB *jobs[ESP_BURST_MAX];
+
+	if (n_ready == 0)
+		return;
+	esp_jobs_get(mgr, n_ready, jobs);
+	for (uint16_t k = 0; k < n_ready; k++)
+		fill(jobs[k], sa[ready[k]], &buf[ready[k]], scratch, ready[k]);
+	esp_jobs_run(mgr, n_ready, jobs, completed);
+}
+
 /* The HMAC half of a job. The ICV covers ESP header, IV and ciphertext (RFC
  * 4303 2.8): hashed_len bytes from the ESP header; with ESN also the 4 bytes
  * of seq_hi the caller put right behind them (RFC 4303 2.2.1). */
