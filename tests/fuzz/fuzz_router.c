@@ -137,8 +137,7 @@ static struct rte_mempool *pool_create(void)
 		"fuzz.pool", POOL_MBUFS,
 		sizeof(struct rte_mbuf) + ESGW_MBUF_PRIV_SIZE + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
 		sizeof(priv), SOCKET_ID_ANY,
-		RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD |
-			RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+		RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD | RTE_MEMPOOL_F_NO_IOVA_CONTIG);
 	size_t total, pad;
 
 	require(mp != NULL, "mempool created");
@@ -152,8 +151,8 @@ static struct rte_mempool *pool_create(void)
 
 		require(posix_memalign(&chunk, RTE_CACHE_LINE_SIZE, pad + total) == 0, "memory");
 		chunks[i] = chunk;
-		rc = rte_mempool_populate_iova(mp, (char *)chunk + pad, RTE_BAD_IOVA, total, NULL,
-					       NULL);
+		rc = rte_mempool_populate_iova(mp, (char *)chunk + pad, RTE_BAD_IOVA, total,
+						   NULL, NULL);
 
 		require(rc == 1, "one mbuf per allocation");
 	}
@@ -341,8 +340,8 @@ static void build_config(void)
 
 static struct rte_ring *ring(const char *name)
 {
-	struct rte_ring *r =
-		rte_ring_create(name, ESGW_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *r = rte_ring_create(name, ESGW_RING_SIZE, SOCKET_ID_ANY,
+					     RING_F_SP_ENQ | RING_F_SC_DEQ);
 
 	require(r != NULL, name);
 	return r;
@@ -376,8 +375,8 @@ static void pump(void)
 		router_flush(&router);
 		router.dp.bells.n = 0;
 		worker.dp.bells.n = 0;
-		unsigned int n =
-			rte_ring_dequeue_burst(worker.ring_in, (void **)pkts, ESGW_BURST, NULL);
+		unsigned int n = rte_ring_dequeue_burst(worker.ring_in, (void **)pkts, ESGW_BURST,
+							NULL);
 		if (n)
 			crypto_worker_process(&worker, pkts, n);
 		moved += n;
@@ -400,21 +399,10 @@ static void remove_runtime_dir(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[32], *eal[] = {"fuzz_router",
-				   "--no-huge",
-				   "-m",
-				   "256",
-				   "--no-pci",
-				   "--no-shconf",
-				   "--no-telemetry",
-				   "-l",
-				   "0",
-				   "--vdev=net_null0",
-				   "--vdev=net_null1",
-				   "--log-level=3",
-				   "--file-prefix",
-				   prefix,
-				   NULL};
+	char prefix[32], *eal[] = {"fuzz_router", "--no-huge", "-m", "256", "--no-pci",
+				   "--no-shconf", "--no-telemetry", "-l", "0",
+				   "--vdev=net_null0", "--vdev=net_null1", "--log-level=3",
+				   "--file-prefix", prefix, NULL};
 	struct rte_ether_addr mac[2] = {{{2, 0, 0, 0, 0, 1}}, {{2, 0, 0, 0, 0, 2}}};
 	const struct rte_memzone *mz;
 	cpu_set_t all;
