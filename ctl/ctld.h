@@ -131,28 +131,47 @@ void show_free(Esgw__ShowReply *reply);
 int server_open(const char *path);
 void server_close(void);
 
-/* push.c: connections to the dataplane processes. */
+/* dp_proc.c: the records of the dataplane processes. */
 void dp_procs_init(int workers);
 /* Records for workers 0..workers-1; records of workers above stay until the
  * supervisor has stopped them (supervise_tick drops them then). */
 void dp_procs_resize(int workers);
 /* Drop the records of workers workers.. (systemd mode: systemd stops them). */
 void dp_procs_shrink(int workers);
-/* Push the current generation to every process that has not acked it. */
-void dp_push_all(void);
-void dp_push(struct dp_proc *p);
+struct dp_proc *dp_proc_by_name(const char *name);
+const char *proc_state_name(enum proc_state s);
+
+/* dp_conn.c: the control connection to one process. */
+void dp_conn_init(struct dp_proc *p); /* not connected */
 /* Open the control connection if it is not open; 0 or -1 (not ready). */
 int dp_connect(struct dp_proc *p);
 void dp_disconnect(struct dp_proc *p);
+/* Send req and wait for the DpResponse (~2 s); NULL if none came (logged).
+ * The packed request is wiped (a crypto worker's holds keys). */
+Esgw__DpResponse *dp_conn_exchange(struct dp_proc *p, const Esgw__DpRequest *req);
+
+/* dp_stats.c */
 /* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
 Esgw__DpResponse *dp_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
+
+/* dp_config.c: the DpConfig of one process, in memory of its own. */
+struct dp_config {
+	Esgw__DpConfig cfg;
+	void **mem;
+	size_t n_mem;
+};
+void dp_config_build(struct dp_config *b, const struct dp_proc *p);
+void dp_config_free(struct dp_config *b);
+
+/* dp_push.c */
+/* Push the current generation to every process that has not acked it. */
+void dp_push_all(void);
+void dp_push(struct dp_proc *p);
 /* Send a crypto worker sequence-number limits (seq_floor.c). */
 void dp_push_seq_limits(struct dp_proc *p, const Esgw__DpSeqLimits *limits);
-struct dp_proc *dp_proc_by_name(const char *name);
-const char *proc_state_name(enum proc_state s);
 
 /* supervise.c: standalone mode. */
 void supervise_tick(void);
