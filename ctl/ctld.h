@@ -139,13 +139,13 @@ void dp_procs_resize(int workers);
 /* Drop the records of workers workers.. (systemd mode: systemd stops them). */
 void dp_procs_shrink(int workers);
 struct dp_proc *dp_proc_by_name(const char *name);
-const char *proc_state_name(enum proc_state s);
+const char *dp_proc_state_name(enum proc_state s);
 
 /* dp_conn.c: the control connection to one process. */
 void dp_conn_init(struct dp_proc *p); /* not connected */
 /* Open the control connection if it is not open; 0 or -1 (not ready). */
-int dp_connect(struct dp_proc *p);
-void dp_disconnect(struct dp_proc *p);
+int dp_conn_open(struct dp_proc *p);
+void dp_conn_close(struct dp_proc *p);
 /* Send req and wait for the DpResponse (~2 s); NULL if none came (logged).
  * The packed request is wiped (a crypto worker's holds keys). */
 Esgw__DpResponse *dp_conn_exchange(struct dp_proc *p, const Esgw__DpRequest *req);
@@ -154,7 +154,7 @@ Esgw__DpResponse *dp_conn_exchange(struct dp_proc *p, const Esgw__DpRequest *req
 /* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
-Esgw__DpResponse *dp_neighbors(struct dp_proc *p);
+Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
 
 /* dp_config.c: the DpConfig of one process, in memory of its own. */

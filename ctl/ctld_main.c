@@ -374,7 +374,7 @@ int main(int argc, char **argv)
 	if (ctld.opt.standalone)
 		supervise_shutdown();
 	for (int i = 0; i < ctld.nprocs; i++)
-		dp_disconnect(&ctld.procs[i]);
+		dp_conn_close(&ctld.procs[i]);
 	config_free(ctld.config);
 	ESGW_INFO("stopped");
 	return 0;

@@ -235,7 +235,7 @@ void dataplane_show(Esgw__ShowReply *reply)
 		info->role = (char *)p->role;
 		info->worker = p->worker;
 		info->pid = p->pid;
-		info->state = (char *)proc_state_name(p->state);
+		info->state = (char *)dp_proc_state_name(p->state);
 		/* A sample of an instance that has since gone says nothing of this one. */
 		if (now != NULL && (p->pid <= 0 || now->pid == p->pid))
 			fill_rates(info, now, before);

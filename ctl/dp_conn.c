@@ -15,7 +15,7 @@
 #include "framing.h"
 #include "log.h"
 
-void dp_disconnect(struct dp_proc *p)
+void dp_conn_close(struct dp_proc *p)
 {
 	if (p->fd < 0)
 		return;
@@ -42,7 +42,7 @@ static void on_proc_eof(struct ev_loop *loop, ev_io *w, int revents)
 	/* Standalone mode reports exits from waitpid, with the status. */
 	if (!ctld.opt.standalone)
 		ctld_event_process_exit(p, p->pid, -1);
-	dp_disconnect(p);
+	dp_conn_close(p);
 }
 
 void dp_conn_init(struct dp_proc *p)
@@ -62,7 +62,7 @@ static bool peer_is_dataplane(const struct dp_proc *p, const struct ucred *cred)
 }
 
 /* Connect to <rundir>/<name>.sock; 0 or -1 (not there, not ready). */
-int dp_connect(struct dp_proc *p)
+int dp_conn_open(struct dp_proc *p)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
 	struct ucred cred = {0};
@@ -128,7 +128,7 @@ static Esgw__DpResponse *exchange(struct dp_proc *p, const uint8_t *msg, size_t 
 		uint8_t *buf;
 		size_t blen;
 
-		if (dp_connect(p) < 0)
+		if (dp_conn_open(p) < 0)
 			return NULL;
 		if (esgw_frame_write(p->fd, msg, len, CTLD_DP_TIMEOUT_MS) == 0 &&
 		    esgw_frame_read(p->fd, &buf, &blen, CTLD_DP_TIMEOUT_MS) == 0) {
@@ -137,11 +137,11 @@ static Esgw__DpResponse *exchange(struct dp_proc *p, const uint8_t *msg, size_t 
 			if (resp != NULL)
 				return resp;
 			ESGW_WARN("%s sent a malformed DpResponse", p->name);
-			dp_disconnect(p);
+			dp_conn_close(p);
 			return NULL;
 		}
 		ESGW_WARN("%s: control request failed: %s", p->name, strerror(errno));
-		dp_disconnect(p);
+		dp_conn_close(p);
 		if (fresh || errno == ETIMEDOUT)
 			return NULL;
 	}

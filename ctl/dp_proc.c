@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *proc_state_name(enum proc_state s)
+const char *dp_proc_state_name(enum proc_state s)
 {
 	switch (s) {
 	case PROC_STARTING:
@@ -72,7 +72,7 @@ void dp_procs_shrink(int workers)
 	while (ctld.nprocs > 2 + workers) {
 		struct dp_proc *p = &ctld.procs[ctld.nprocs - 1];
 
-		dp_disconnect(p);
+		dp_conn_close(p);
 		free(p->stats_cache);
 		p->stats_cache = NULL;
 		ctld.nprocs--;

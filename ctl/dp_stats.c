@@ -28,7 +28,7 @@ static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *as
 	return dp_conn_exchange(p, &req);
 }
 
-Esgw__DpResponse *dp_neighbors(struct dp_proc *p)
+Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p)
 {
 	bool asked;
 	Esgw__DpResponse *resp = stats_query(p, true, &asked);

@@ -18,7 +18,7 @@
 
 #define INVALID ESGW__STATUS__STATUS_INVALID_ARGUMENT
 
-/* The tunnels whose endpoints are the SA's (push.c gives the SA those of
+/* The tunnels whose endpoints are the SA's (dp_config.c gives the SA those of
  * the first): where it sends, where it receives, or the policy's it sends
  * for. */
 static size_t sa_tunnels(uint32_t id, Esgw__Tunnel *out[3])

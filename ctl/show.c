@@ -222,7 +222,7 @@ static void show_workers(Esgw__ShowReply *reply)
 				info->sas[info->n_sas++] = ctld.config->sas[k]->id;
 		if (i >= 0) {
 			info->pid = ctld.procs[i].pid;
-			info->state = (char *)proc_state_name(ctld.procs[i].state);
+			info->state = (char *)dp_proc_state_name(ctld.procs[i].state);
 		}
 		if (st != NULL) {
 			info->packets_encrypted =
@@ -265,7 +265,7 @@ static void show_processes(Esgw__ShowReply *reply)
 		info->role = (char *)p->role;
 		info->worker = p->worker;
 		info->pid = p->pid;
-		info->state = (char *)proc_state_name(p->state);
+		info->state = (char *)dp_proc_state_name(p->state);
 		info->restarts = p->restarts;
 		info->backoff = supervise_next_backoff(p);
 		if (p->worker >= 0)
@@ -292,7 +292,7 @@ static void show_neighbors(Esgw__ShowReply *reply)
 {
 	struct dp_proc *router = dp_proc_by_name("router");
 
-	neighbors_resp = router != NULL ? dp_neighbors(router) : NULL;
+	neighbors_resp = router != NULL ? dp_stats_neighbors(router) : NULL;
 	if (neighbors_resp != NULL) {
 		reply->n_neighbors = neighbors_resp->stats->n_neighbors; /* borrowed */
 		reply->neighbors = neighbors_resp->stats->neighbors;
