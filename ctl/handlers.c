@@ -24,51 +24,32 @@ typedef Esgw__Status (*handler_fn)(const Esgw__Request *req, Esgw__Response *res
 #define NOT_FOUND ESGW__STATUS__STATUS_NOT_FOUND
 #define EXISTS ESGW__STATUS__STATUS_ALREADY_EXISTS
 
-/* "10.0.0.1/24" in canonical form into buf; -1 if it does not parse. */
-static int canonical_prefix(const char *s, char *buf, size_t len, uint32_t *addr, uint8_t *plen)
+/* s as a prefix "ADDR/LEN" of either family, into a; -1 if it is not one. */
+static int parse_prefix(const char *s, struct esgw_addr *a)
 {
-	char a[16];
-
-	if (s == NULL || strchr(s, '/') == NULL || esgw_parse_prefix(s, addr, plen) < 0)
-		return -1;
-	snprintf(buf, len, "%s/%u", esgw_fmt_ipv4(*addr, a), *plen);
-	return 0;
+	return s == NULL || strchr(s, '/') == NULL ? -1 : esgw_addr_parse(s, a);
 }
 
-/* The same for IPv6 ("2001:DB8:0::1/64" -> "2001:db8::1/64", RFC 5952). */
-static int canonical_prefix6(const char *s, char *buf, size_t len, uint8_t addr[16], uint8_t *plen)
+/* An interface address with its subnet's length, into canon (ESGW_ADDR_STRLEN
+ * bytes) in canonical form ("2001:DB8:0::1/64" -> "2001:db8::1/64"). */
+static Esgw__Status check_interface_address(const char *s, char *canon, char *err, size_t errlen)
 {
-	char a[ESGW_IPV6_STRLEN];
+	struct esgw_addr a;
 
-	if (s == NULL || strchr(s, '/') == NULL || esgw_parse_prefix6(s, addr, plen) < 0)
-		return -1;
-	snprintf(buf, len, "%s/%u", esgw_fmt_ipv6(addr, a), *plen);
-	return 0;
-}
-
-static Esgw__Status check_interface_address(const char *s, char *canon, size_t len, char *err,
-					    size_t errlen)
-{
-	uint32_t addr;
-	uint8_t plen, addr6[16];
-
-	if (esgw_is_ipv6_text(s)) {
-		if (canonical_prefix6(s, canon, len, addr6, &plen) < 0 || plen == 0) {
+	if (parse_prefix(s, &a) < 0 || a.len == 0) {
+		if (esgw_is_ipv6_text(s))
 			snprintf(err, errlen,
 				 "address '%.64s' is not an IPv6 address with a length "
 				 "X:X::X/LEN (LEN 1..128)",
 				 s);
-			return INVALID;
-		}
-		return OK;
-	}
-	if (canonical_prefix(s, canon, len, &addr, &plen) < 0 || plen == 0) {
-		snprintf(err, errlen,
-			 "address '%.64s' is not an IPv4 address with a length "
-			 "A.B.C.D/LEN (LEN 1..32)",
-			 s ? s : "");
+		else
+			snprintf(err, errlen,
+				 "address '%.64s' is not an IPv4 address with a length "
+				 "A.B.C.D/LEN (LEN 1..32)",
+				 s ? s : "");
 		return INVALID;
 	}
+	esgw_addr_format(&a, 1, canon);
 	return OK;
 }
 
@@ -76,7 +57,7 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 				  size_t errlen)
 {
 	const Esgw__Interface *in = req->interface_add;
-	char device[128], other[128], canon[64];
+	char device[128], other[128], canon[ESGW_ADDR_STRLEN];
 	Esgw__Interface *copy;
 
 	(void)resp;
@@ -121,8 +102,7 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 		return INVALID;
 	}
 	for (size_t i = 0; i < in->n_addresses; i++)
-		if (check_interface_address(in->addresses[i], canon, sizeof(canon), err, errlen) !=
-		    OK)
+		if (check_interface_address(in->addresses[i], canon, err, errlen) != OK)
 			return INVALID;
 
 	copy = msg_clone(in);
@@ -139,7 +119,7 @@ static Esgw__Status interface_add(const Esgw__Request *req, Esgw__Response *resp
 		str_set(&copy->devargs, longer);
 	}
 	for (size_t i = 0; i < copy->n_addresses; i++) {
-		check_interface_address(copy->addresses[i], canon, sizeof(canon), err, errlen);
+		check_interface_address(copy->addresses[i], canon, err, errlen);
 		str_set(&copy->addresses[i], canon);
 	}
 	array_append(&ctld.config->interfaces, &ctld.config->n_interfaces, copy);
@@ -183,13 +163,13 @@ static Esgw__Status address_change(const Esgw__AddressChange *ac, bool add, char
 				   size_t errlen)
 {
 	Esgw__Interface *in = state_interface(ac->interface);
-	char canon[64];
+	char canon[ESGW_ADDR_STRLEN];
 
 	if (in == NULL) {
 		snprintf(err, errlen, "interface %.40s does not exist", ac->interface);
 		return NOT_FOUND;
 	}
-	if (check_interface_address(ac->address, canon, sizeof(canon), err, errlen) != OK)
+	if (check_interface_address(ac->address, canon, err, errlen) != OK)
 		return INVALID;
 	for (size_t i = 0; i < in->n_addresses; i++) {
 		if (strcmp(in->addresses[i], canon) != 0)
@@ -229,33 +209,26 @@ static Esgw__Status address_del(const Esgw__Request *req, Esgw__Response *resp, 
 	return address_change(req->address_del, false, err, errlen);
 }
 
-/* Canonical route prefix; refuses host bits like `ip route` does. */
-static Esgw__Status route_prefix(const char *s, char *canon, size_t len, char *err, size_t errlen)
+/* Canonical route prefix into canon (ESGW_ADDR_STRLEN bytes); refuses host
+ * bits like `ip route` does. */
+static Esgw__Status route_prefix(const char *s, char *canon, char *err, size_t errlen)
 {
-	uint32_t addr;
-	uint8_t plen, addr6[16], net6[16];
+	struct esgw_addr a, net;
 
-	if (esgw_is_ipv6_text(s)) {
-		if (canonical_prefix6(s, canon, len, addr6, &plen) < 0) {
+	if (parse_prefix(s, &a) < 0) {
+		if (esgw_is_ipv6_text(s))
 			snprintf(err, errlen,
 				 "route prefix '%.64s' is not an IPv6 prefix X:X::X/LEN", s);
-			return INVALID;
-		}
-		memcpy(net6, addr6, 16);
-		esgw_prefix6_clear_host(net6, plen);
-		if (memcmp(net6, addr6, 16) != 0) {
-			snprintf(err, errlen, "route prefix %s has bits set beyond its length",
-				 canon);
-			return INVALID;
-		}
-		return OK;
-	}
-	if (canonical_prefix(s, canon, len, &addr, &plen) < 0) {
-		snprintf(err, errlen, "route prefix '%.64s' is not an IPv4 prefix A.B.C.D/LEN",
-			 s ? s : "");
+		else
+			snprintf(err, errlen,
+				 "route prefix '%.64s' is not an IPv4 prefix A.B.C.D/LEN",
+				 s ? s : "");
 		return INVALID;
 	}
-	if (addr & ~esgw_prefix_mask(plen)) {
+	esgw_addr_format(&a, 1, canon);
+	net = a;
+	esgw_addr_clear_host(&net);
+	if (memcmp(net.bytes, a.bytes, sizeof(a.bytes)) != 0) {
 		snprintf(err, errlen, "route prefix %s has bits set beyond its length", canon);
 		return INVALID;
 	}
@@ -267,11 +240,11 @@ static Esgw__Status route_add(const Esgw__Request *req, Esgw__Response *resp, ch
 {
 	const Esgw__Route *r = req->route_add;
 	bool has_via = r->via[0] != '\0', has_tunnel = r->tunnel[0] != '\0';
-	char canon[64];
+	char canon[ESGW_ADDR_STRLEN];
 	Esgw__Route *copy;
 
 	(void)resp;
-	if (route_prefix(r->prefix, canon, sizeof(canon), err, errlen) != OK)
+	if (route_prefix(r->prefix, canon, err, errlen) != OK)
 		return INVALID;
 	if (state_route(canon) != NULL) {
 		snprintf(err, errlen, "route %s already exists", canon);
@@ -311,10 +284,10 @@ static Esgw__Status route_add(const Esgw__Request *req, Esgw__Response *resp, ch
 static Esgw__Status route_del(const Esgw__Request *req, Esgw__Response *resp, char *err,
 			      size_t errlen)
 {
-	char canon[64];
+	char canon[ESGW_ADDR_STRLEN];
 
 	(void)resp;
-	if (route_prefix(req->route_del->prefix, canon, sizeof(canon), err, errlen) != OK)
+	if (route_prefix(req->route_del->prefix, canon, err, errlen) != OK)
 		return INVALID;
 	for (size_t i = 0; i < ctld.config->n_routes; i++) {
 		if (strcmp(ctld.config->routes[i]->prefix, canon) == 0) {
