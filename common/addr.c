@@ -137,6 +137,15 @@ int esgw_addr_parse(const char *s, struct esgw_addr *a)
 	return 0;
 }
 
+int esgw_addr_parse_prefix(const char *s, struct esgw_addr *a)
+{
+	if (s == NULL || strchr(s, '/') == NULL) {
+		memset(a, 0, sizeof(*a));
+		return -1;
+	}
+	return esgw_addr_parse(s, a);
+}
+
 int esgw_addr_from_bytes(struct esgw_addr *a, const uint8_t *bytes, size_t n, uint32_t len)
 {
 	memset(a, 0, sizeof(*a));

@@ -47,6 +47,8 @@ struct esgw_addr {
 /* "10.0.0.1", "10.0.0.0/24", "2001:db8::1", "2001:db8::/32": either family,
  * with or without a length (none: the whole). */
 int esgw_addr_parse(const char *s, struct esgw_addr *a);
+/* The same with the length required: "ADDR/LEN" only. */
+int esgw_addr_parse_prefix(const char *s, struct esgw_addr *a);
 /* From n bytes (4: IPv4, 16: IPv6) and a prefix length no longer than the
  * family's; -1 for any other byte count or a longer length. */
 int esgw_addr_from_bytes(struct esgw_addr *a, const uint8_t *bytes, size_t n, uint32_t len);

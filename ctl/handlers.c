@@ -24,19 +24,13 @@ typedef Esgw__Status (*handler_fn)(const Esgw__Request *req, Esgw__Response *res
 #define NOT_FOUND ESGW__STATUS__STATUS_NOT_FOUND
 #define EXISTS ESGW__STATUS__STATUS_ALREADY_EXISTS
 
-/* s as a prefix "ADDR/LEN" of either family, into a; -1 if it is not one. */
-static int parse_prefix(const char *s, struct esgw_addr *a)
-{
-	return s == NULL || strchr(s, '/') == NULL ? -1 : esgw_addr_parse(s, a);
-}
-
 /* An interface address with its subnet's length, into canon (ESGW_ADDR_STRLEN
  * bytes) in canonical form ("2001:DB8:0::1/64" -> "2001:db8::1/64"). */
 static Esgw__Status check_interface_address(const char *s, char *canon, char *err, size_t errlen)
 {
 	struct esgw_addr a;
 
-	if (parse_prefix(s, &a) < 0 || a.len == 0) {
+	if (esgw_addr_parse_prefix(s, &a) < 0 || a.len == 0) {
 		if (esgw_is_ipv6_text(s))
 			snprintf(err, errlen,
 				 "address '%.64s' is not an IPv6 address with a length "
@@ -215,7 +209,7 @@ static Esgw__Status route_prefix(const char *s, char *canon, char *err, size_t e
 {
 	struct esgw_addr a, net;
 
-	if (parse_prefix(s, &a) < 0) {
+	if (esgw_addr_parse_prefix(s, &a) < 0) {
 		if (esgw_is_ipv6_text(s))
 			snprintf(err, errlen,
 				 "route prefix '%.64s' is not an IPv6 prefix X:X::X/LEN", s);

@@ -99,11 +99,9 @@ int esgw_check_address(const char *s, const char *what, char *err, size_t errlen
 
 int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 {
-	uint32_t addr;
-	uint8_t len, addr6[16];
+	struct esgw_addr a;
 
-	if ((esgw_parse_prefix(s, &addr, &len) < 0 && esgw_parse_prefix6(s, addr6, &len) < 0) ||
-	    strchr(s, '/') == NULL) {
+	if (esgw_addr_parse_prefix(s, &a) < 0) {
 		snprintf(err, errlen, "%s '%.64s' is not a prefix A.B.C.D/LEN or X:X::X/LEN", what,
 			 s ? s : "");
 		return -1;

@@ -52,6 +52,12 @@ static void check_esgw_addr(void)
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		CHECK(esgw_addr_from_bytes(&a, bytes, sizes[i].n, sizes[i].len) == sizes[i].rc,
 		      "%zu bytes, length %u", sizes[i].n, sizes[i].len);
+	CHECK(esgw_addr_parse_prefix("10.0.0.0/8", &a) == 0 && a.len == 8 &&
+		      esgw_addr_parse_prefix("2001:db8::/32", &a) == 0 && a.len == 32 &&
+		      esgw_addr_parse_prefix("10.0.0.1", &a) < 0 &&
+		      esgw_addr_parse_prefix("2001:db8::1", &a) < 0 &&
+		      esgw_addr_parse_prefix(NULL, &a) < 0,
+	      "a prefix needs its length");
 	CHECK(esgw_addr_from_bytes(&a, NULL, 4, 32) < 0, "no bytes");
 	CHECK(esgw_addr_from_bytes(&a, bytes, 4, 24) == 0 && a.family == 4 &&
 		      esgw_addr_ipv4(&a) == 0x0a010203 && esgw_addr_size(&a) == 4 &&
