@@ -40,12 +40,12 @@ struct dp_proc {
 	pid_t stats_cache_pid;
 	/* supervision (standalone) */
 	ev_child child_watcher;
-	double started_at;   /* ev_now() at fork */
+	double started_at;    /* ev_now() at fork */
 	double running_since; /* ev_now() when its control socket answered; 0: not yet */
-	double backoff;      /* seconds before the next restart */
-	double restart_at;   /* BACKOFF: when to start again */
-	double term_sent_at; /* a SIGTERM is out: SIGKILL after 5 s */
-	bool stop_requested; /* its exit is ours: restart without backoff */
+	double backoff;       /* seconds before the next restart */
+	double restart_at;    /* BACKOFF: when to start again */
+	double term_sent_at;  /* a SIGTERM is out: SIGKILL after 5 s */
+	bool stop_requested;  /* its exit is ours: restart without backoff */
 	bool ever_started;
 };
 
@@ -62,7 +62,7 @@ struct ctld_options {
 	 * (seq_floor.c); several seconds at the worker's line rate. */
 	uint64_t seq_reserve;
 	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
-	int workers;    /* -1: from the saved config, else 1 */
+	int workers;         /* -1: from the saved config, else 1 */
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
 	 * come and go at run time (`esgwctl workers set`). */
@@ -98,10 +98,6 @@ int state_free_slot(void);
 int state_least_loaded_worker(void);
 /* A deep copy of a message (pack + unpack), owned by the caller. */
 void *msg_clone(const void *msg);
-/* Zero the key bytes of an SA (before freeing it). */
-void sa_wipe_keys(Esgw__Sa *sa);
-/* Free an unpacked message after zeroing any key bytes it holds. */
-void sa_free(Esgw__Sa *sa);
 void config_free(Esgw__Config *c);
 Esgw__Config *config_new(void);
 /* Append to a repeated field of pointers: (void ***)&arr, &n. Aborts on OOM. */
@@ -120,10 +116,45 @@ int config_save(const Esgw__Config *c, const char *path, char *err, size_t errle
  * the dataplane cannot hold or apply. */
 Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen);
 
-/* handlers.c: the control API. Fills resp; frees nothing of req. */
-void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
-void handle_response_free(Esgw__Response *resp);
+/* request.c: the control API, a handler per Request body in a table. Fills
+ * resp; frees nothing of req. */
+void request_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
+void request_response_free(Esgw__Response *resp);
+
+/* The handlers of the objects, one file each: each checks every field and
+ * reference before it changes ctld.config, and fills err when it refuses.
+ * interface.c */
+Esgw__Status interface_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				  size_t errlen);
+Esgw__Status interface_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				  size_t errlen);
+Esgw__Status interface_address_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+					  size_t errlen);
+Esgw__Status interface_address_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+					  size_t errlen);
+/* route.c */
+Esgw__Status route_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			      size_t errlen);
+Esgw__Status route_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			      size_t errlen);
+/* sa.c */
+Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			   size_t errlen);
+Esgw__Status sa_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			   size_t errlen);
+/* Zero the key bytes of an SA (before freeing it). */
+void sa_wipe_keys(Esgw__Sa *sa);
+/* Free an unpacked message after zeroing any key bytes it holds. */
+void sa_free(Esgw__Sa *sa);
+/* tunnel.c */
+Esgw__Status tunnel_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			       size_t errlen);
+Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			       size_t errlen);
+Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+			       size_t errlen);
 /* show.c */
+Esgw__Status show_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
 void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply);
 void show_free(Esgw__ShowReply *reply);
 
@@ -261,7 +292,7 @@ void sa_expiry_observe(const Esgw__DpStats *st);
  * whatever restarts; and gives every new SA an instance number of its own. */
 #define SEQ_RESERVE_DEFAULT (1ull << 24) /* 16.7 M: ~6 s at 3 Mpps, saved at half */
 #define SEQ_RESERVE_MIN 16u
-#define SEQ_RESERVE_MAX (1u << 30) /* without ESN the space is 2^32 */
+#define SEQ_RESERVE_MAX (1u << 30)     /* without ESN the space is 2^32 */
 void seq_floor_sa_added(Esgw__Sa *sa); /* the first floor, saved with the add */
 /* DpSa.seq_out_start for the SA's worker: 0 for an SA's first runtime, else
  * its floor (above every number any earlier runtime used). */

@@ -407,3 +407,24 @@ void show_free(Esgw__ShowReply *reply)
 		stats_asked[i] = false;
 	}
 }
+
+Esgw__Status show_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
+{
+	Esgw__ShowReply *reply;
+	Esgw__ShowRequest__What what = req->show->what;
+
+	if (what <= ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED ||
+	    (what > ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE &&
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES &&
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS)) {
+		snprintf(err, errlen, "show: unknown item %d", what);
+		return ESGW__STATUS__STATUS_INVALID_ARGUMENT;
+	}
+	reply = calloc(1, sizeof(*reply));
+	if (reply == NULL)
+		abort();
+	esgw__show_reply__init(reply);
+	show_build(what, reply);
+	resp->show = reply;
+	return ESGW__STATUS__STATUS_OK;
+}
