@@ -231,7 +231,7 @@ Esgw__Status neighbor_add_handle(const Esgw__Request *req, Esgw__Response *resp,
 Esgw__Status neighbor_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
 				 size_t errlen);
 /* A static neighbour on interface, or NULL. */
-Esgw__Neighbor *state_neighbor_of_interface(const char *interface);
+Esgw__Neighbor *neighbor_of_interface(const char *interface);
 
 /* policy.c: policies (SPD), kept in evaluation order in ctld.config. */
 Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
@@ -239,9 +239,9 @@ Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, c
 Esgw__Status policy_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
 			       size_t errlen);
 /* A policy naming tunnel, or NULL. */
-Esgw__Policy *state_policy_of_tunnel(const char *tunnel);
+Esgw__Policy *policy_of_tunnel(const char *tunnel);
 /* The tunnel of the first protect policy sending with SA sa_id, or NULL. */
-Esgw__Tunnel *state_policy_tunnel_out(uint32_t sa_id);
+Esgw__Tunnel *policy_tunnel_out(uint32_t sa_id);
 
 /* events.c: events streamed to the clients that sent EventsSubscribe
  * (`esgwctl events`). Emitting never blocks: each subscriber has a bounded

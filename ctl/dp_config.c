@@ -46,7 +46,7 @@ static Esgw__DpSa *build_sa(struct dp_config *b, const Esgw__Sa *sa, bool with_k
 	Esgw__Tunnel *t = out ? out : in;
 
 	if (t == NULL) { /* an SA only a policy sends with: its tunnel's endpoints */
-		out = state_policy_tunnel_out(sa->id);
+		out = policy_tunnel_out(sa->id);
 		t = out;
 	}
 

@@ -130,10 +130,10 @@ Esgw__Status interface_del_handle(const Esgw__Request *req, Esgw__Response *resp
 				return INVALID;
 			}
 		}
-		if (state_neighbor_of_interface(name) != NULL) {
+		if (neighbor_of_interface(name) != NULL) {
 			snprintf(err, errlen,
 				 "interface %s has static neighbor %s: delete it first", name,
-				 state_neighbor_of_interface(name)->address);
+				 neighbor_of_interface(name)->address);
 			return INVALID;
 		}
 		esgw__interface__free_unpacked(ctld.config->interfaces[i], NULL);

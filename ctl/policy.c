@@ -96,7 +96,7 @@ Esgw__Status policy_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	return ESGW__STATUS__STATUS_NOT_FOUND;
 }
 
-Esgw__Policy *state_policy_of_tunnel(const char *tunnel)
+Esgw__Policy *policy_of_tunnel(const char *tunnel)
 {
 	for (size_t i = 0; i < ctld.config->n_policies; i++)
 		if (strcmp(ctld.config->policies[i]->tunnel, tunnel) == 0)
@@ -104,7 +104,7 @@ Esgw__Policy *state_policy_of_tunnel(const char *tunnel)
 	return NULL;
 }
 
-Esgw__Tunnel *state_policy_tunnel_out(uint32_t sa_id)
+Esgw__Tunnel *policy_tunnel_out(uint32_t sa_id)
 {
 	for (size_t i = 0; i < ctld.config->n_policies; i++) {
 		const Esgw__Policy *p = ctld.config->policies[i];

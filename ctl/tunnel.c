@@ -92,7 +92,7 @@ Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 			       size_t errlen)
 {
 	const char *name = req->tunnel_del->name;
-	const Esgw__Policy *policy = state_policy_of_tunnel(name);
+	const Esgw__Policy *policy = policy_of_tunnel(name);
 
 	(void)resp;
 	if (policy != NULL) {
