@@ -39,29 +39,21 @@ static Esgw__Status check_interface_address(const char *s, char *canon, char *er
 	return OK;
 }
 
-Esgw__Status interface_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				  size_t errlen)
+/* The device of a new interface: named, printable, no other interface's,
+ * and a port left for it. Its name goes into device (128 bytes). */
+static Esgw__Status check_device(const char *devargs, char *device, char *err, size_t errlen)
 {
-	const Esgw__Interface *in = req->interface_add;
-	char device[128], other[128], canon[ESGW_ADDR_STRLEN];
-	Esgw__Interface *copy;
+	char other[128];
 
-	(void)resp;
-	if (esgw_check_name(in->name, "interface name", err, errlen) < 0)
-		return INVALID;
-	if (state_interface(in->name) != NULL) {
-		snprintf(err, errlen, "interface %s already exists", in->name);
-		return EXISTS;
-	}
-	esgw_devargs_device(in->devargs, device, sizeof(device));
-	if (device[0] == '\0' || strlen(in->devargs) > 255) {
+	esgw_devargs_device(devargs, device, 128);
+	if (device[0] == '\0' || strlen(devargs) > 255) {
 		snprintf(err, errlen,
 			 "devargs '%.64s' has no device name (e.g. "
 			 "net_af_packet0,iface=eth1)",
-			 in->devargs);
+			 devargs);
 		return INVALID;
 	}
-	for (const char *p = in->devargs; *p; p++) {
+	for (const char *p = devargs; *p; p++) {
 		if (*p <= ' ' || *p > '~') {
 			snprintf(err, errlen,
 				 "devargs must not contain spaces or control characters");
@@ -82,16 +74,16 @@ Esgw__Status interface_add_handle(const Esgw__Request *req, Esgw__Response *resp
 			 ESGW_MAX_PORTS);
 		return INVALID;
 	}
-	if (in->mtu != 0 && (in->mtu < ESGW_MTU_MIN || in->mtu > ESGW_MTU_MAX)) {
-		snprintf(err, errlen, "mtu %u is out of range %d..%d", in->mtu, ESGW_MTU_MIN,
-			 ESGW_MTU_MAX);
-		return INVALID;
-	}
-	for (size_t i = 0; i < in->n_addresses; i++)
-		if (check_interface_address(in->addresses[i], canon, err, errlen) != OK)
-			return INVALID;
+	return OK;
+}
 
-	copy = msg_clone(in);
+/* What is stored of a checked new interface: the default MTU, a larger
+ * af_packet ring, addresses in canonical form. */
+static Esgw__Interface *interface_copy(const Esgw__Interface *in, const char *device)
+{
+	Esgw__Interface *copy = msg_clone(in);
+	char canon[ESGW_ADDR_STRLEN], err[160];
+
 	if (copy->mtu == 0)
 		copy->mtu = 1500;
 	if (strncmp(device, "net_af_packet", 13) == 0 &&
@@ -105,9 +97,39 @@ Esgw__Status interface_add_handle(const Esgw__Request *req, Esgw__Response *resp
 		str_set(&copy->devargs, longer);
 	}
 	for (size_t i = 0; i < copy->n_addresses; i++) {
-		check_interface_address(copy->addresses[i], canon, err, errlen);
+		check_interface_address(copy->addresses[i], canon, err, sizeof(err));
 		str_set(&copy->addresses[i], canon);
 	}
+	return copy;
+}
+
+Esgw__Status interface_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				  size_t errlen)
+{
+	const Esgw__Interface *in = req->interface_add;
+	char device[128], canon[ESGW_ADDR_STRLEN];
+	Esgw__Interface *copy;
+	Esgw__Status status;
+
+	(void)resp;
+	if (esgw_check_name(in->name, "interface name", err, errlen) < 0)
+		return INVALID;
+	if (state_interface(in->name) != NULL) {
+		snprintf(err, errlen, "interface %s already exists", in->name);
+		return EXISTS;
+	}
+	status = check_device(in->devargs, device, err, errlen);
+	if (status != OK)
+		return status;
+	if (in->mtu != 0 && (in->mtu < ESGW_MTU_MIN || in->mtu > ESGW_MTU_MAX)) {
+		snprintf(err, errlen, "mtu %u is out of range %d..%d", in->mtu, ESGW_MTU_MIN,
+			 ESGW_MTU_MAX);
+		return INVALID;
+	}
+	for (size_t i = 0; i < in->n_addresses; i++)
+		if (check_interface_address(in->addresses[i], canon, err, errlen) != OK)
+			return INVALID;
+	copy = interface_copy(in, device);
 	array_append(&ctld.config->interfaces, &ctld.config->n_interfaces, copy);
 	ESGW_INFO("interface %s added (%s)", copy->name, copy->devargs);
 	return OK;

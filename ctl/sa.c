@@ -19,14 +19,11 @@
 #define NOT_FOUND ESGW__STATUS__STATUS_NOT_FOUND
 #define EXISTS ESGW__STATUS__STATUS_ALREADY_EXISTS
 
-Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
+/* A new SA's values, its id and SPI unused, its worker one that exists. */
+static Esgw__Status check_new_sa(const Esgw__Sa *sa, char *err, size_t errlen)
 {
-	const Esgw__Sa *sa = req->sa_add;
-	const struct esp_alg_info *info;
-	Esgw__Sa *other, *copy;
-	int slot, worker;
+	Esgw__Sa *other;
 
-	(void)resp;
 	if (esgw_check_sa(sa, err, errlen) < 0)
 		return INVALID;
 	if (state_sa(sa->id) != NULL) {
@@ -44,25 +41,33 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 			 ctld.config->workers - 1);
 		return INVALID;
 	}
-	worker = sa->worker >= 0 ? sa->worker : state_least_loaded_worker();
-	slot = state_free_slot();
-	if (slot < 0) {
-		snprintf(err, errlen, "all %d SA slots are in use: at most %d SAs", ESGW_MAX_SA,
-			 ESGW_MAX_SA);
-		return INVALID;
-	}
-	copy = msg_clone(sa);
-	info = esp_alg_lookup((unsigned int)copy->algorithm);
-	if (info->salt_len != 0 && copy->salt.len == 0) {
-		/* AEAD key || salt (RFC 4106 8.1, RFC 7634 2 keying material): store them apart. */
-		copy->salt.data = malloc(info->salt_len);
-		if (copy->salt.data == NULL)
-			abort();
-		memcpy(copy->salt.data, copy->crypto_key.data + info->key_len, info->salt_len);
-		copy->salt.len = info->salt_len;
-		explicit_bzero(copy->crypto_key.data + info->key_len, info->salt_len);
-		copy->crypto_key.len = info->key_len;
-	}
+	return OK;
+}
+
+/* AEAD key || salt (RFC 4106 8.1, RFC 7634 2 keying material): store them apart. */
+static void split_salt(Esgw__Sa *sa)
+{
+	const struct esp_alg_info *info = esp_alg_lookup((unsigned int)sa->algorithm);
+
+	if (info->salt_len == 0 || sa->salt.len != 0)
+		return;
+	sa->salt.data = malloc(info->salt_len);
+	if (sa->salt.data == NULL)
+		abort();
+	memcpy(sa->salt.data, sa->crypto_key.data + info->key_len, info->salt_len);
+	sa->salt.len = info->salt_len;
+	explicit_bzero(sa->crypto_key.data + info->key_len, info->salt_len);
+	sa->crypto_key.len = info->key_len;
+}
+
+/* What is stored of a checked new SA: its placement, the values only ctld
+ * sets, and the defaults filled in. NULL (err set) if no IV mask could be
+ * drawn. */
+static Esgw__Sa *sa_copy(const Esgw__Sa *sa, int worker, int slot, char *err, size_t errlen)
+{
+	Esgw__Sa *copy = msg_clone(sa);
+
+	split_salt(copy);
 	copy->direction = ESGW__DIRECTION__DIRECTION_UNSPECIFIED; /* follows from the tunnels */
 	copy->worker = worker;
 	copy->slot = (uint32_t)slot;
@@ -73,7 +78,7 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	if (getrandom(&copy->iv_mask, sizeof(copy->iv_mask), 0) != sizeof(copy->iv_mask)) {
 		sa_free(copy);
 		snprintf(err, errlen, "getrandom failed: cannot draw the SA's IV mask");
-		return ESGW__STATUS__STATUS_INTERNAL;
+		return NULL;
 	}
 	if (copy->replay_window == 0)
 		copy->replay_window = REPLAY_WINDOW_DEFAULT;
@@ -81,6 +86,29 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 		copy->udp_sport = copy->udp_sport ? copy->udp_sport : 4500;
 		copy->udp_dport = copy->udp_dport ? copy->udp_dport : 4500;
 	}
+	return copy;
+}
+
+Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
+{
+	const Esgw__Sa *sa = req->sa_add;
+	Esgw__Status status = check_new_sa(sa, err, errlen);
+	Esgw__Sa *copy;
+	int slot, worker;
+
+	(void)resp;
+	if (status != OK)
+		return status;
+	worker = sa->worker >= 0 ? sa->worker : state_least_loaded_worker();
+	slot = state_free_slot();
+	if (slot < 0) {
+		snprintf(err, errlen, "all %d SA slots are in use: at most %d SAs", ESGW_MAX_SA,
+			 ESGW_MAX_SA);
+		return INVALID;
+	}
+	copy = sa_copy(sa, worker, slot, err, errlen);
+	if (copy == NULL)
+		return ESGW__STATUS__STATUS_INTERNAL;
 	array_append(&ctld.config->sas, &ctld.config->n_sas, copy);
 	ESGW_INFO("SA %u added: spi 0x%08x, %s, worker %d, slot %d", copy->id, copy->spi,
 		  esgw_algorithm_name(copy->algorithm), worker, slot);
