@@ -85,6 +85,12 @@ struct ctld {
 
 extern struct ctld ctld;
 
+/* ctld_options.c: the command line into ctld.opt; exits 2 with a message
+ * on a bad option, 0 after --help. */
+void ctld_options_parse(int argc, char **argv);
+/* One line at start-up saying where each process will run (standalone). */
+void ctld_options_log_placement(void);
+
 /* state.c: lookups and derived facts on ctld.config. */
 Esgw__Interface *state_interface(const char *name);
 Esgw__Sa *state_sa(uint32_t id);
