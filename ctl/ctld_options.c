@@ -127,29 +127,163 @@ void ctld_options_log_placement(void)
 		  ctld.opt.rxtx_cpu, ctld.opt.router_cpu, list, ctld.opt.n_worker_cpus);
 }
 
+static const struct option longopts[] = {
+	{"socket", required_argument, NULL, 's'},
+	{"config", required_argument, NULL, 'c'},
+	{"rundir", required_argument, NULL, 'r'},
+	{"file-prefix", required_argument, NULL, 'p'},
+	{"standalone", no_argument, NULL, 'S'},
+	{"workers", required_argument, NULL, 'w'},
+	{"bindir", required_argument, NULL, 'b'},
+	{"log-dir", required_argument, NULL, 'l'},
+	{"rxtx-cpu", required_argument, NULL, 'X'},
+	{"router-cpu", required_argument, NULL, 'R'},
+	{"worker-cpus", required_argument, NULL, 'W'},
+	{"busy-poll", no_argument, NULL, 'B'},
+	{"seq-reserve", required_argument, NULL, 'Q'},
+	{"idle-timeout", required_argument, NULL, 'I'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* The CPU options, checked together once the mode is known. */
+struct cpu_texts {
+	const char *rxtx, *router, *workers;
+};
+
+static double parse_idle_timeout(const char *text)
+{
+	char *end;
+	double v = strtod(text, &end);
+
+	if (text[0] == '\0' || *end != '\0' || !(v >= 0.1) || v > 86400) {
+		fprintf(stderr, "esgw-ctld: --idle-timeout must be 0.1..86400 seconds\n");
+		exit(2);
+	}
+	return v;
+}
+
+static uint64_t parse_seq_reserve(const char *text)
+{
+	char *end;
+	uint64_t v;
+
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (text[0] < '0' || text[0] > '9' || *end != '\0' || errno != 0 || v < SEQ_RESERVE_MIN ||
+	    v > SEQ_RESERVE_MAX) {
+		fprintf(stderr, "esgw-ctld: --seq-reserve must be %u..%u\n", SEQ_RESERVE_MIN,
+			SEQ_RESERVE_MAX);
+		exit(2);
+	}
+	return v;
+}
+
+static int parse_workers(const char *text)
+{
+	char *end;
+	int v = (int)strtol(text, &end, 10);
+
+	if (*end != '\0' || v < 1 || v > ESGW_MAX_WORKERS) {
+		fprintf(stderr, "esgw-ctld: --workers must be 1..%d\n", ESGW_MAX_WORKERS);
+		exit(2);
+	}
+	return v;
+}
+
+/* One option (getopt_long's c) into ctld.opt, or into cpu. */
+static void option_set(int c, const char *arg, struct cpu_texts *cpu)
+{
+	switch (c) {
+	case 's':
+		ctld.opt.socket_path = arg;
+		break;
+	case 'c':
+		ctld.opt.config_path = arg;
+		break;
+	case 'r':
+		ctld.opt.rundir = arg;
+		break;
+	case 'p':
+		ctld.opt.file_prefix = arg;
+		break;
+	case 'S':
+		ctld.opt.standalone = true;
+		break;
+	case 'b':
+		ctld.opt.bindir = arg;
+		break;
+	case 'l':
+		ctld.opt.log_dir = arg;
+		break;
+	case 'X':
+		cpu->rxtx = arg;
+		break;
+	case 'R':
+		cpu->router = arg;
+		break;
+	case 'W':
+		cpu->workers = arg;
+		break;
+	case 'B':
+		ctld.opt.busy_poll = true;
+		break;
+	case 'I':
+		ctld.opt.idle_timeout = parse_idle_timeout(arg);
+		break;
+	case 'Q':
+		ctld.opt.seq_reserve = parse_seq_reserve(arg);
+		break;
+	case 'w':
+		ctld.opt.workers = parse_workers(arg);
+		break;
+	case 'h':
+		usage(stdout);
+		exit(0);
+	default:
+		usage(stderr);
+		exit(2);
+	}
+}
+
+/* What only the whole command line tells: words left over, the file prefix,
+ * the options that need --standalone. */
+static void options_check(int argc, char **argv, const struct cpu_texts *cpu)
+{
+	if (optind < argc) {
+		fprintf(stderr, "esgw-ctld: unexpected argument '%s'\n", argv[optind]);
+		exit(2);
+	}
+	/* The prefix names files ctld deletes on exit: keep it a plain word. */
+	if (ctld.opt.file_prefix[0] == '\0' || strpbrk(ctld.opt.file_prefix, "/*?[. ") != NULL) {
+		fprintf(stderr, "esgw-ctld: --file-prefix must be a plain non-empty word\n");
+		exit(2);
+	}
+	parse_placement(cpu->rxtx, cpu->router, cpu->workers);
+	if (ctld.opt.busy_poll && !ctld.opt.standalone) {
+		fprintf(stderr, "esgw-ctld: --busy-poll applies to --standalone only\n");
+		exit(2);
+	}
+}
+
+/* The directories whose default is another: esgw-ctld's own, the rundir. */
+static void options_default_dirs(void)
+{
+	static char self_dir[PATH_MAX];
+
+	if (ctld.opt.bindir == NULL) {
+		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
+
+		self_dir[n > 0 ? n : 0] = '\0';
+		ctld.opt.bindir = n > 0 ? dirname(self_dir) : ".";
+	}
+	if (ctld.opt.log_dir == NULL)
+		ctld.opt.log_dir = ctld.opt.rundir;
+}
+
 void ctld_options_parse(int argc, char **argv)
 {
-	static const struct option longopts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"config", required_argument, NULL, 'c'},
-		{"rundir", required_argument, NULL, 'r'},
-		{"file-prefix", required_argument, NULL, 'p'},
-		{"standalone", no_argument, NULL, 'S'},
-		{"workers", required_argument, NULL, 'w'},
-		{"bindir", required_argument, NULL, 'b'},
-		{"log-dir", required_argument, NULL, 'l'},
-		{"rxtx-cpu", required_argument, NULL, 'X'},
-		{"router-cpu", required_argument, NULL, 'R'},
-		{"worker-cpus", required_argument, NULL, 'W'},
-		{"busy-poll", no_argument, NULL, 'B'},
-		{"seq-reserve", required_argument, NULL, 'Q'},
-		{"idle-timeout", required_argument, NULL, 'I'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	static char self_dir[PATH_MAX];
-	const char *rxtx_cpu = NULL, *router_cpu = NULL, *worker_cpus = NULL;
-	char *end;
+	struct cpu_texts cpu = {0};
 	int c;
 
 	ctld.opt = (struct ctld_options){
@@ -161,98 +295,8 @@ void ctld_options_parse(int argc, char **argv)
 		.seq_reserve = SEQ_RESERVE_DEFAULT,
 		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
 	};
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			ctld.opt.socket_path = optarg;
-			break;
-		case 'c':
-			ctld.opt.config_path = optarg;
-			break;
-		case 'r':
-			ctld.opt.rundir = optarg;
-			break;
-		case 'p':
-			ctld.opt.file_prefix = optarg;
-			break;
-		case 'S':
-			ctld.opt.standalone = true;
-			break;
-		case 'b':
-			ctld.opt.bindir = optarg;
-			break;
-		case 'l':
-			ctld.opt.log_dir = optarg;
-			break;
-		case 'X':
-			rxtx_cpu = optarg;
-			break;
-		case 'R':
-			router_cpu = optarg;
-			break;
-		case 'W':
-			worker_cpus = optarg;
-			break;
-		case 'B':
-			ctld.opt.busy_poll = true;
-			break;
-		case 'I':
-			ctld.opt.idle_timeout = strtod(optarg, &end);
-			if (optarg[0] == '\0' || *end != '\0' || !(ctld.opt.idle_timeout >= 0.1) ||
-			    ctld.opt.idle_timeout > 86400) {
-				fprintf(stderr,
-					"esgw-ctld: --idle-timeout must be 0.1..86400 seconds\n");
-				exit(2);
-			}
-			break;
-		case 'Q':
-			errno = 0;
-			ctld.opt.seq_reserve = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
-			    ctld.opt.seq_reserve < SEQ_RESERVE_MIN ||
-			    ctld.opt.seq_reserve > SEQ_RESERVE_MAX) {
-				fprintf(stderr, "esgw-ctld: --seq-reserve must be %u..%u\n",
-					SEQ_RESERVE_MIN, SEQ_RESERVE_MAX);
-				exit(2);
-			}
-			break;
-		case 'w':
-			ctld.opt.workers = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || ctld.opt.workers < 1 ||
-			    ctld.opt.workers > ESGW_MAX_WORKERS) {
-				fprintf(stderr, "esgw-ctld: --workers must be 1..%d\n",
-					ESGW_MAX_WORKERS);
-				exit(2);
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "esgw-ctld: unexpected argument '%s'\n", argv[optind]);
-		exit(2);
-	}
-	/* The prefix names files ctld deletes on exit: keep it a plain word. */
-	if (ctld.opt.file_prefix[0] == '\0' || strpbrk(ctld.opt.file_prefix, "/*?[. ") != NULL) {
-		fprintf(stderr, "esgw-ctld: --file-prefix must be a plain non-empty word\n");
-		exit(2);
-	}
-	parse_placement(rxtx_cpu, router_cpu, worker_cpus);
-	if (ctld.opt.busy_poll && !ctld.opt.standalone) {
-		fprintf(stderr, "esgw-ctld: --busy-poll applies to --standalone only\n");
-		exit(2);
-	}
-	if (ctld.opt.bindir == NULL) {
-		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
-
-		self_dir[n > 0 ? n : 0] = '\0';
-		ctld.opt.bindir = n > 0 ? dirname(self_dir) : ".";
-	}
-	if (ctld.opt.log_dir == NULL)
-		ctld.opt.log_dir = ctld.opt.rundir;
+	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
+		option_set(c, optarg, &cpu);
+	options_check(argc, argv, &cpu);
+	options_default_dirs();
 }
