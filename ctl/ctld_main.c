@@ -67,41 +67,64 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
-int main(int argc, char **argv)
+/* The saved configuration, with the worker count of the command line. */
+static void config_restore(void)
 {
-	ev_signal sigterm, sigint;
-	char err[512];
+	char err[256];
 
-	esgw_log_init("esgw-ctld");
-	ctld_options_parse(argc, argv);
-	signal(SIGPIPE, SIG_IGN);
-	ctld.loop = EV_DEFAULT;
 	ctld.config = config_load(ctld.opt.config_path);
-	{
-		/* A file from before the limits were checked at the API: say so,
-		 * the router will refuse it until it is fixed with esgwctl. */
-		char err[256];
-
-		if (config_check_limits(ctld.config, err, sizeof(err)) != ESGW__STATUS__STATUS_OK)
-			ESGW_WARN("%s: %s: the dataplane cannot apply it; change it with esgwctl",
-				  ctld.opt.config_path, err);
-	}
+	/* A file from before the limits were checked at the API: say so, the
+	 * router will refuse it until it is fixed with esgwctl. */
+	if (config_check_limits(ctld.config, err, sizeof(err)) != ESGW__STATUS__STATUS_OK)
+		ESGW_WARN("%s: %s: the dataplane cannot apply it; change it with esgwctl",
+			  ctld.opt.config_path, err);
 	apply_worker_count();
 	ctld.generation = 1;
-	dp_procs_init((int)ctld.config->workers);
-	if (ctld.opt.standalone) {
-		char dir[PATH_MAX];
+}
 
+/* The run directory, where the dataplane sockets (keys go through them) are
+ * created, and in standalone mode the log directory. 0, or -1 (logged). */
+static int prepare_dirs(void)
+{
+	char dir[PATH_MAX], err[512];
+
+	if (ctld.opt.standalone) {
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.rundir);
 		make_parent_dirs(dir);
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.log_dir);
 		make_parent_dirs(dir);
 	}
-	/* The dataplane sockets (keys go through them) are created there. */
 	if (esgw_listen_dir_check(ctld.opt.rundir, err, sizeof(err)) < 0) {
 		ESGW_ERR("run directory %s", err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+static void shutdown_all(void)
+{
+	dataplane_sampler_stop();
+	server_close();
+	if (ctld.opt.standalone)
+		supervise_shutdown();
+	for (int i = 0; i < ctld.nprocs; i++)
+		dp_conn_close(&ctld.procs[i]);
+	config_free(ctld.config);
+	ESGW_INFO("stopped");
+}
+
+int main(int argc, char **argv)
+{
+	ev_signal sigterm, sigint;
+
+	esgw_log_init("esgw-ctld");
+	ctld_options_parse(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	ctld.loop = EV_DEFAULT;
+	config_restore();
+	dp_procs_init((int)ctld.config->workers);
+	if (prepare_dirs() < 0)
+		return 1;
 	/* Handlers before the socket: a client that sees the socket may stop us. */
 	ev_signal_init(&sigterm, on_signal, SIGTERM);
 	ev_signal_init(&sigint, on_signal, SIGINT);
@@ -119,16 +142,7 @@ int main(int argc, char **argv)
 		  ctld.config->n_interfaces, ctld.config->n_sas);
 	if (ctld.opt.standalone)
 		ctld_options_log_placement();
-
 	ev_run(ctld.loop, 0);
-
-	dataplane_sampler_stop();
-	server_close();
-	if (ctld.opt.standalone)
-		supervise_shutdown();
-	for (int i = 0; i < ctld.nprocs; i++)
-		dp_conn_close(&ctld.procs[i]);
-	config_free(ctld.config);
-	ESGW_INFO("stopped");
+	shutdown_all();
 	return 0;
 }
