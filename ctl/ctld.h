@@ -11,7 +11,7 @@
 
 #include <ev.h>
 
-#include "esgw.pb-c.h"
+#include "dataplane.pb-c.h"
 #include "esgw_limits.h"
 
 #define CTLD_MAX_PROCS (2 + ESGW_MAX_WORKERS)

@@ -784,8 +784,9 @@ class FakeDp:
     """Listens on <rundir>/<name>.sock like a dataplane process: records every
     DpConfig, answers DpStats with canned values."""
 
-    def __init__(self, pb, rundir, name, stats=None, on_limits=None):
+    def __init__(self, pb, dp, rundir, name, stats=None, on_limits=None):
         self.pb = pb
+        self.dp = dp
         self.path = os.path.join(rundir, name + ".sock")
         self.name = name
         self.configs = []
@@ -818,11 +819,11 @@ class FakeDp:
             threading.Thread(target=self.conn, args=(c,), daemon=True).start()
 
     def conn(self, c):
-        pb = self.pb
+        pb, dp = self.pb, self.dp
         try:
             while True:
-                req = pb.DpRequest.FromString(recv_frame(c))
-                resp = pb.DpResponse()
+                req = dp.DpRequest.FromString(recv_frame(c))
+                resp = dp.DpResponse()
                 if req.WhichOneof("body") == "config":
                     with self.lock:
                         self.configs.append(req.config)
@@ -863,26 +864,26 @@ class FakeDp:
         raise AssertionError("%s: no matching config; got %s" % (self.name, self.configs[-1:]))
 
 
-def test_fake_dataplane_push_and_stats(tmp_path, pb):
+def test_fake_dataplane_push_and_stats(tmp_path, pb, dp):
     d = Ctld(tmp_path, workers=2)
     drops = [pb.Counter(name="auth_failed", value=3), pb.Counter(name="replay", value=1)]
-    crypto0_stats = pb.DpStats(
+    crypto0_stats = dp.DpStats(
         role="crypto", worker=0, pid=4242,
         counters=[pb.Counter(name="packets_encrypted", value=100),
                   pb.Counter(name="packets_decrypted", value=50),
                   pb.Counter(name="bytes", value=9000),
                   pb.Counter(name="auth_failed", value=3)],
-        sas=[pb.DpSaStats(id=10, slot=0, packets=100, bytes=8000, seq_out=100, drops=drops),
-             pb.DpSaStats(id=20, slot=1, packets=50, bytes=1000, replay_top=50)])
-    rxtx_stats = pb.DpStats(role="rxtx", worker=-1, pid=4240, ports=[
-        pb.DpPortStats(port_id=0, device="net_af_packet0", mac="02:00:00:00:00:01",
+        sas=[dp.DpSaStats(id=10, slot=0, packets=100, bytes=8000, seq_out=100, drops=drops),
+             dp.DpSaStats(id=20, slot=1, packets=50, bytes=1000, replay_top=50)])
+    rxtx_stats = dp.DpStats(role="rxtx", worker=-1, pid=4240, ports=[
+        dp.DpPortStats(port_id=0, device="net_af_packet0", mac="02:00:00:00:00:01",
                        rx_packets=7, tx_packets=8, rx_bytes=700, tx_bytes=800)],
         counters=[pb.Counter(name="rx_packets", value=7), pb.Counter(name="no_mbuf", value=2)])
-    router_stats = pb.DpStats(role="router", worker=-1, pid=4241,
+    router_stats = dp.DpStats(role="router", worker=-1, pid=4241,
                               counters=[pb.Counter(name="no_sa", value=5)])
-    fakes = {"rxtx": FakeDp(pb, d.rundir, "rxtx", rxtx_stats),
-             "router": FakeDp(pb, d.rundir, "router", router_stats),
-             "crypto-0": FakeDp(pb, d.rundir, "crypto-0", crypto0_stats)}
+    fakes = {"rxtx": FakeDp(pb, dp, d.rundir, "rxtx", rxtx_stats),
+             "router": FakeDp(pb, dp, d.rundir, "router", router_stats),
+             "crypto-0": FakeDp(pb, dp, d.rundir, "crypto-0", crypto0_stats)}
     d.start()
     try:
         basic_config(d)
@@ -934,7 +935,7 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         assert procs[("crypto", 1)]["state"] == "stopped"
 
         # crypto-1 appears: the reconcile timer pushes its SAs within ~1 s
-        c1 = FakeDp(pb, d.rundir, "crypto-1")
+        c1 = FakeDp(pb, dp, d.rundir, "crypto-1")
         fakes["crypto-1"] = c1
         cfg = c1.wait_config(lambda c: [s.id for s in c.sas] == [30], timeout=4)
         assert cfg.sas[0].crypto_key.hex() == GCM_KEY
@@ -942,7 +943,7 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         # the router restarts: it gets the whole config again
         fakes["router"].close()
         time.sleep(0.2)
-        fakes["router"] = FakeDp(pb, d.rundir, "router")
+        fakes["router"] = FakeDp(pb, dp, d.rundir, "router")
         fakes["router"].wait_config(lambda c: len(c.sas) == 3, timeout=4)
 
         # a refused push is retried until accepted
@@ -963,7 +964,7 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
             f.close()
 
 
-def test_fake_worker_sequence_reservation(tmp_path, pb):
+def test_fake_worker_sequence_reservation(tmp_path, pb, dp):
     """What ctld pushes a crypto worker for its sequence numbers: the first
     runtime starts at 0 below a floor saved with the sa add; a floor is raised
     (saved first, then pushed as a limit) when the worker comes within half
@@ -975,9 +976,9 @@ def test_fake_worker_sequence_reservation(tmp_path, pb):
         with open(d.config, "rb") as f:
             return {s.id: s.seq_out_floor for s in pb.Config.FromString(f.read()).sas}
 
-    stats = pb.DpStats(role="crypto", worker=0, pid=4343,
-                       sas=[pb.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
-    worker = FakeDp(pb, d.rundir, "crypto-0", stats, on_limits=saved_floor)
+    stats = dp.DpStats(role="crypto", worker=0, pid=4343,
+                       sas=[dp.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
+    worker = FakeDp(pb, dp, d.rundir, "crypto-0", stats, on_limits=saved_floor)
     d.start(extra=("--seq-reserve", "100"))
     try:
         d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
@@ -1030,7 +1031,7 @@ FAKE_PROCESS = r'''#!/usr/bin/python3
 # A stand-in for esgw-rxtx/router/crypto: records its command line, serves the
 # control socket like common/dp.c, exits 0 on SIGTERM.
 import os, signal, socket, struct, sys
-import esgw_pb2 as pb
+import dataplane_pb2 as dp
 role = os.path.basename(sys.argv[0])[len("esgw-"):]
 app = sys.argv[sys.argv.index("--") + 1:]
 rundir = app[app.index("--rundir") + 1]
@@ -1066,8 +1067,8 @@ while True:
     try:
         while True:
             (n,) = struct.unpack(">I", recv_exact(c, 4))
-            req = pb.DpRequest.FromString(recv_exact(c, n))
-            resp = pb.DpResponse()
+            req = dp.DpRequest.FromString(recv_exact(c, n))
+            resp = dp.DpResponse()
             if req.WhichOneof("body") == "config":
                 generation = req.config.generation
             else:
