@@ -27,10 +27,6 @@ struct router_tunnel;
 /* ipv6.c */
 /* Allocate the reassembly table once. 0, or -1. */
 int router_ipv6_init(struct router *r);
-/* From a pushed configuration: IPv6 interface addresses into t->ports and
- * t->fib6 from them and from the IPv6 routes. After the ports, before the
- * tunnels. 0, or -1 with err. */
-int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
 /* An IPv6 packet without L2 (from a port, l2_multicast as in forward.c, or
  * decrypted): validate, deliver locally or forward with hop limit decremented. */
 void ipv6_input(struct router *r, struct rte_mbuf *m, int l2_multicast);
@@ -46,10 +42,6 @@ void esp6_input_udp(struct router *r, struct rte_mbuf *m, uint16_t udp_port);
 /* A packet into a tunnel with an IPv6 outer header: ND for the outer next
  * hop, then to the outbound SA's worker. */
 void esp6_output_tunnel(struct router *r, struct rte_mbuf *m, const struct router_tunnel *t);
-/* Outer source and destination, and its tunnel fields, for add_tunnels:
- * resolves the outer next hop through t->fib6. 0, or -1 if not IPv6 text. */
-int ipv6_tunnel_endpoints(const struct router_tables *t, struct router_tunnel *tun,
-			  const char *local, const char *remote);
 
 /* nd.c */
 /* MAC of nexthop on port: 1 with mac filled, or 0 after holding m (a

@@ -205,7 +205,17 @@ void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port);
  * locally or forward with TTL decremented. */
 void router_input_ip(struct router *r, struct rte_mbuf *m);
 
-/* config.c, also for ipv6.c's tables: -1 where the name is unknown. */
+/* config_ipv6.c */
+/* From a pushed configuration: IPv6 interface addresses into t->ports and
+ * t->fib6 from them and from the IPv6 routes. After the ports, before the
+ * tunnels. 0, or -1 with err. */
+int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
+/* Outer source and destination, and its tunnel fields, for add_tunnels:
+ * resolves the outer next hop through t->fib6. 0, or -1 if not IPv6 text. */
+int ipv6_tunnel_endpoints(const struct router_tables *t, struct router_tunnel *tun,
+			  const char *local, const char *remote);
+
+/* config.c, also for config_ipv6.c's tables: -1 where the name is unknown. */
 int router_port_by_name(const struct router_tables *t, const char *name);
 int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name);
 /* Where a configured route leads, for either family: FIB_TUNNEL and the
