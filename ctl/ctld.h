@@ -194,11 +194,28 @@ Esgw__DpResponse *dp_stats(struct dp_proc *p);
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
 
+/* dp_object.c: one object of ctld.config in its dataplane.proto form
+ * (addresses in binary), in the memory of one push; strings and lists are
+ * borrowed from ctld.config, valid while it is unchanged. */
+struct dp_objects {
+	void **mem;
+	size_t n_mem;
+};
+void *dp_objects_alloc(struct dp_objects *o, size_t size); /* zeroed; aborts when out of memory */
+void dp_objects_free(struct dp_objects *o);
+Esgw__DpInterface *dp_object_interface(struct dp_objects *o, const Esgw__Interface *in);
+Esgw__DpRoute *dp_object_route(struct dp_objects *o, const Esgw__Route *r);
+Esgw__DpTunnel *dp_object_tunnel(struct dp_objects *o, const Esgw__Tunnel *t);
+/* The router's SAs go without keys; a worker's with them, and with the
+ * sequence number a fresh runtime slot starts at. */
+Esgw__DpSa *dp_object_sa(struct dp_objects *o, const Esgw__Sa *sa, bool with_keys);
+Esgw__DpPolicy *dp_object_policy(struct dp_objects *o, const Esgw__Policy *p);
+Esgw__DpNeighbor *dp_object_neighbor(struct dp_objects *o, const Esgw__Neighbor *n);
+
 /* dp_config.c: the DpConfig of one process, in memory of its own. */
 struct dp_config {
 	Esgw__DpConfig cfg;
-	void **mem;
-	size_t n_mem;
+	struct dp_objects objects;
 };
 void dp_config_build(struct dp_config *b, const struct dp_proc *p);
 void dp_config_free(struct dp_config *b);

@@ -1,89 +1,46 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The DpConfig each dataplane process needs, built from ctld's configuration:
- * interfaces, routes, tunnels and policies for the router, SAs without keys
+/* The DpConfig each dataplane process needs, from ctld's configuration (each
+ * object converted by dp_object.c): interfaces for rxtx and the router;
+ * routes, tunnels, policies and neighbours for the router; SAs without keys
  * for the router and with keys only for the worker that owns (or hands over)
  * each SA. */
 #include "ctld.h"
 
-#include <stdlib.h>
 #include <string.h>
 
-#include "validate.h"
+/* n objects of ctld.config turned by convert into a list of push memory. */
+#define OBJECTS(b, field, n_field, convert)                                                        \
+	do {                                                                                       \
+		(b)->cfg.n_field = ctld.config->n_field;                                           \
+		(b)->cfg.field = dp_objects_alloc(&(b)->objects,                                   \
+						  (b)->cfg.n_field * sizeof(*(b)->cfg.field));     \
+		for (size_t i_ = 0; i_ < ctld.config->n_field; i_++)                               \
+			(b)->cfg.field[i_] = convert(&(b)->objects, ctld.config->field[i_]);       \
+	} while (0)
 
-static void *build_alloc(struct dp_config *b, size_t size)
+/* The SAs a process gets: every one without keys for the router; for a
+ * crypto worker, with keys, those placed on it and those it hands over. */
+static void sas_for(struct dp_config *b, const struct dp_proc *p)
 {
-	void *p = calloc(1, size ? size : 1);
+	b->cfg.sas = dp_objects_alloc(&b->objects, ctld.config->n_sas * sizeof(*b->cfg.sas));
+	for (size_t i = 0; i < ctld.config->n_sas; i++) {
+		const Esgw__Sa *sa = ctld.config->sas[i];
+		Esgw__DpSa *d;
 
-	if (p == NULL)
-		abort();
-	array_append(&b->mem, &b->n_mem, p);
-	return p;
-}
-
-static void build_interfaces(struct dp_config *b)
-{
-	b->cfg.n_interfaces = ctld.config->n_interfaces;
-	b->cfg.interfaces = build_alloc(b, b->cfg.n_interfaces * sizeof(*b->cfg.interfaces));
-	for (size_t i = 0; i < ctld.config->n_interfaces; i++) {
-		Esgw__Interface *in = ctld.config->interfaces[i];
-		Esgw__DpInterface *d = build_alloc(b, sizeof(*d));
-		char *device = build_alloc(b, strlen(in->devargs) + 1);
-
-		esgw__dp_interface__init(d);
-		d->name = in->name;
-		d->device = esgw_devargs_device(in->devargs, device, strlen(in->devargs) + 1);
-		d->n_addresses = in->n_addresses;
-		d->addresses = in->addresses;
-		d->mtu = in->mtu ? in->mtu : 1500;
-		b->cfg.interfaces[i] = d;
+		if (p->worker < 0) {
+			b->cfg.sas[b->cfg.n_sas++] = dp_object_sa(&b->objects, sa, false);
+		} else if (sa->worker == p->worker) {
+			/* Wait in standby for a hand-over in flight, else own it. */
+			d = dp_object_sa(&b->objects, sa, true);
+			d->adopt = handover_from(sa) < 0;
+			b->cfg.sas[b->cfg.n_sas++] = d;
+		} else if (handover_from(sa) == p->worker) {
+			/* Keep it until the router's hand-over marker. */
+			d = dp_object_sa(&b->objects, sa, true);
+			d->leaving = true;
+			b->cfg.sas[b->cfg.n_sas++] = d;
+		}
 	}
-}
-
-static Esgw__DpSa *build_sa(struct dp_config *b, const Esgw__Sa *sa, bool with_keys)
-{
-	Esgw__DpSa *d = build_alloc(b, sizeof(*d));
-	Esgw__Tunnel *out = state_tunnel_out(sa->id), *in = state_tunnel_in(sa->id);
-	Esgw__Tunnel *t = out ? out : in;
-
-	if (t == NULL) { /* an SA only a policy sends with: its tunnel's endpoints */
-		out = policy_tunnel_out(sa->id);
-		t = out;
-	}
-
-	esgw__dp_sa__init(d);
-	d->id = sa->id;
-	d->slot = sa->slot;
-	d->spi = sa->spi;
-	/* An SA used both ways is sent as outbound (it needs local/remote for
-	 * encapsulation); decapsulation finds it by slot either way. */
-	d->direction = out  ? ESGW__DIRECTION__DIRECTION_OUTBOUND
-		       : in ? ESGW__DIRECTION__DIRECTION_INBOUND
-			    : ESGW__DIRECTION__DIRECTION_UNSPECIFIED;
-	d->algorithm = sa->algorithm;
-	if (with_keys) {
-		d->crypto_key = sa->crypto_key;
-		d->integ_key = sa->integ_key;
-		d->salt = sa->salt;
-	}
-	d->replay_window = sa->replay_window;
-	d->esn = sa->esn;
-	d->instance = sa->instance;
-	d->iv_mask = sa->iv_mask;
-	/* Only a worker creates the SA's runtime slot, from these two. */
-	d->seq_out_start = with_keys ? seq_floor_start(sa) : sa->seq_out_floor;
-	d->seq_limit = sa->seq_out_floor;
-	d->lifetime_soft = sa->lifetime_soft; /* borrowed from the config, like the keys */
-	d->lifetime_hard = sa->lifetime_hard;
-	d->worker = (uint32_t)sa->worker;
-	d->udp_encap = sa->udp_encap;
-	d->udp_sport = sa->udp_sport;
-	d->udp_dport = sa->udp_dport;
-	if (t != NULL) {
-		d->local = t->local;
-		d->remote = t->remote;
-		d->tunnel = t->name;
-	}
-	return d;
 }
 
 void dp_config_build(struct dp_config *b, const struct dp_proc *p)
@@ -92,44 +49,18 @@ void dp_config_build(struct dp_config *b, const struct dp_proc *p)
 	b->cfg.generation = ctld.generation;
 	b->cfg.workers = ctld.config->workers;
 	if (p->worker < 0)
-		build_interfaces(b);
+		OBJECTS(b, interfaces, n_interfaces, dp_object_interface);
 	if (strcmp(p->role, "router") == 0) {
-		b->cfg.n_routes = ctld.config->n_routes;
-		b->cfg.routes = ctld.config->routes;
-		b->cfg.n_tunnels = ctld.config->n_tunnels;
-		b->cfg.tunnels = ctld.config->tunnels;
-		b->cfg.n_policies = ctld.config->n_policies; /* in evaluation order */
-		b->cfg.policies = ctld.config->policies;
-		b->cfg.n_neighbors = ctld.config->n_neighbors;
-		b->cfg.neighbors = ctld.config->neighbors;
+		OBJECTS(b, routes, n_routes, dp_object_route);
+		OBJECTS(b, tunnels, n_tunnels, dp_object_tunnel);
+		OBJECTS(b, policies, n_policies, dp_object_policy); /* in evaluation order */
+		OBJECTS(b, neighbors, n_neighbors, dp_object_neighbor);
 	}
-	if (strcmp(p->role, "rxtx") == 0)
-		return;
-	b->cfg.sas = build_alloc(b, ctld.config->n_sas * sizeof(*b->cfg.sas));
-	for (size_t i = 0; i < ctld.config->n_sas; i++) {
-		const Esgw__Sa *sa = ctld.config->sas[i];
-
-		Esgw__DpSa *d;
-
-		if (p->worker < 0) {
-			b->cfg.sas[b->cfg.n_sas++] = build_sa(b, sa, false);
-		} else if (sa->worker == p->worker) {
-			/* Wait in standby for a hand-over in flight, else own it. */
-			d = build_sa(b, sa, true);
-			d->adopt = handover_from(sa) < 0;
-			b->cfg.sas[b->cfg.n_sas++] = d;
-		} else if (handover_from(sa) == p->worker) {
-			/* Keep it until the router's hand-over marker. */
-			d = build_sa(b, sa, true);
-			d->leaving = true;
-			b->cfg.sas[b->cfg.n_sas++] = d;
-		}
-	}
+	if (strcmp(p->role, "rxtx") != 0)
+		sas_for(b, p);
 }
 
 void dp_config_free(struct dp_config *b)
 {
-	for (size_t i = 0; i < b->n_mem; i++)
-		free(b->mem[i]);
-	free(b->mem);
+	dp_objects_free(&b->objects);
 }

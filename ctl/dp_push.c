@@ -17,7 +17,7 @@ void dp_push(struct dp_proc *p)
 	Esgw__DpResponse *resp;
 
 	dp_config_build(&b, p);
-	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_CONFIG;
 	req.config = &b.cfg;
 	resp = dp_conn_exchange(p, &req);
@@ -48,7 +48,7 @@ void dp_push_seq_limits(struct dp_proc *p, const Esgw__DpSeqLimits *limits)
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
 	Esgw__DpResponse *resp;
 
-	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_SEQ_LIMITS;
 	req.seq_limits = (Esgw__DpSeqLimits *)limits;
 	resp = dp_conn_exchange(p, &req);

@@ -22,7 +22,7 @@ static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *as
 	if (!*asked)
 		return NULL;
 	q.neighbors = neighbors;
-	req.version = ESGW__API_VERSION__API_VERSION_CURRENT;
+	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
 	req.stats = &q;
 	return dp_conn_exchange(p, &req);

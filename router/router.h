@@ -186,8 +186,9 @@ static inline void router_drop(struct router *r, struct rte_mbuf *m, enum esgw_d
 /* config.c */
 int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen);
 void router_tables_free(struct router_tables *t);
+/* config_tunnel.c: the SPI table's lookup. */
 const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi);
-/* The gateway address to use as source toward dst (ICMP it originates). */
+/* config.c: the gateway address to use as source toward dst (ICMP it originates). */
 uint32_t router_source_address(const struct router_tables *t, uint32_t dst);
 
 /* ring_batch.c: queue for a ring; flushed when full and at the end of a burst. */
@@ -205,26 +206,18 @@ void router_input_frame(struct router *r, struct rte_mbuf *m, uint16_t in_port);
  * locally or forward with TTL decremented. */
 void router_input_ip(struct router *r, struct rte_mbuf *m);
 
-/* config_ipv6.c */
-/* From a pushed configuration: IPv6 interface addresses into t->ports and
- * t->fib6 from them and from the IPv6 routes. After the ports, before the
- * tunnels. 0, or -1 with err. */
-int ipv6_tables_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
-/* Outer source and destination, and its tunnel fields, for add_tunnels:
- * resolves the outer next hop through t->fib6. 0, or -1 if not IPv6 text. */
-int ipv6_tunnel_endpoints(const struct router_tables *t, struct router_tunnel *tun,
-			  const char *local, const char *remote);
-
-/* config.c, also for config_ipv6.c's tables: -1 where the name is unknown. */
+/* The parts of the tables config.c has the other files build, in this
+ * order, each 0 or -1 with err. config_fib.c: t->fib and t->fib6 from the
+ * ports' addresses and cfg's routes. */
+int config_fib_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
+/* config_tunnel.c: t->tunnels (with their outer next hop, from the FIBs) and
+ * the SPI table. */
+int config_tunnel_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
+			size_t errlen);
+/* config.c, for the builders: NULL or -1 where the id or name is unknown. */
 int router_port_by_name(const struct router_tables *t, const char *name);
 int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name);
-/* Where a configured route leads, for either family: FIB_TUNNEL and the
- * tunnel's index, or FIB_VIA and the port (the route's interface, else
- * connected_port: the port of the connected subnet holding the parsed next
- * hop, -1 if none). Returns 0, or -1 with a message in err. */
-int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg,
-			const Esgw__Route *rc, int connected_port, uint8_t *kind, uint32_t *tunnel,
-			uint16_t *port, char *err, size_t errlen);
+const Esgw__DpSa *router_sa_by_id(const Esgw__DpConfig *cfg, uint32_t id);
 /* Route and send an IPv4 packet without L2 whose TTL is final (forwarded
  * after decrement, or originated by the gateway). Consumes m. */
 void router_output_ip(struct router *r, struct rte_mbuf *m);
@@ -251,7 +244,7 @@ int neighbor_learn(struct router *r, uint8_t family, uint16_t port, const uint8_
 void neighbor_timer(struct router *r, uint64_t now);
 /* Drop entries (and held packets) of ports not present in t. */
 void neighbor_prune(struct router *r, const struct router_tables *t);
-/* Static neighbours of cfg: refused (-1, err) if one does not parse, or
+/* Static neighbours of cfg: refused (-1, err) if one is not valid, or
  * there are too many; made permanent by _apply (after the tables swap). */
 int neighbor_static_check(const struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
 			  size_t errlen);
