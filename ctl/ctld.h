@@ -126,41 +126,32 @@ Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen
  * resp; frees nothing of req. */
 void request_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
 void request_response_free(Esgw__Response *resp);
-
-/* The handlers of the objects, one file each: each checks every field and
- * reference before it changes ctld.config, and fills err when it refuses.
- * interface.c */
-Esgw__Status interface_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				  size_t errlen);
-Esgw__Status interface_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				  size_t errlen);
-Esgw__Status interface_address_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-					  size_t errlen);
-Esgw__Status interface_address_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-					  size_t errlen);
+/* The handler of one Request body, in the files of its object: it checks
+ * every field and reference before it changes ctld.config, fills resp, and
+ * err when it refuses. */
+typedef Esgw__Status request_handler(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				     size_t errlen);
+/* interface.c */
+request_handler interface_add_handle;
+request_handler interface_del_handle;
+request_handler interface_address_add_handle;
+request_handler interface_address_del_handle;
 /* route.c */
-Esgw__Status route_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			      size_t errlen);
-Esgw__Status route_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			      size_t errlen);
+request_handler route_add_handle;
+request_handler route_del_handle;
 /* sa.c */
-Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			   size_t errlen);
-Esgw__Status sa_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			   size_t errlen);
+request_handler sa_add_handle;
+request_handler sa_del_handle;
 /* Zero the key bytes of an SA (before freeing it). */
 void sa_wipe_keys(Esgw__Sa *sa);
 /* Free an unpacked message after zeroing any key bytes it holds. */
 void sa_free(Esgw__Sa *sa);
 /* tunnel.c */
-Esgw__Status tunnel_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
-Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
-Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
+request_handler tunnel_add_handle;
+request_handler tunnel_del_handle;
+request_handler tunnel_set_handle;
 /* show.c */
-Esgw__Status show_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
+request_handler show_handle;
 void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply);
 void show_free(Esgw__ShowReply *reply);
 
@@ -194,28 +185,30 @@ Esgw__DpResponse *dp_stats(struct dp_proc *p);
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
 
-/* dp_object.c: one object of ctld.config in its dataplane.proto form
- * (addresses in binary), in the memory of one push; strings and lists are
- * borrowed from ctld.config, valid while it is unchanged. */
-struct dp_objects {
+/* arena.c: memory freed all at once (a push, a show reply). */
+struct arena {
 	void **mem;
 	size_t n_mem;
 };
-void *dp_objects_alloc(struct dp_objects *o, size_t size); /* zeroed; aborts when out of memory */
-void dp_objects_free(struct dp_objects *o);
-Esgw__DpInterface *dp_object_interface(struct dp_objects *o, const Esgw__Interface *in);
-Esgw__DpRoute *dp_object_route(struct dp_objects *o, const Esgw__Route *r);
-Esgw__DpTunnel *dp_object_tunnel(struct dp_objects *o, const Esgw__Tunnel *t);
+void *arena_alloc(struct arena *a, size_t size); /* zeroed; aborts when out of memory */
+void arena_free(struct arena *a);
+
+/* dp_object.c: one object of ctld.config in its dataplane.proto form
+ * (addresses in binary), in the arena of one push; strings and lists are
+ * borrowed from ctld.config, valid while it is unchanged. */
+Esgw__DpInterface *dp_object_interface(struct arena *o, const Esgw__Interface *in);
+Esgw__DpRoute *dp_object_route(struct arena *o, const Esgw__Route *r);
+Esgw__DpTunnel *dp_object_tunnel(struct arena *o, const Esgw__Tunnel *t);
 /* The router's SAs go without keys; a worker's with them, and with the
  * sequence number a fresh runtime slot starts at. */
-Esgw__DpSa *dp_object_sa(struct dp_objects *o, const Esgw__Sa *sa, bool with_keys);
-Esgw__DpPolicy *dp_object_policy(struct dp_objects *o, const Esgw__Policy *p);
-Esgw__DpNeighbor *dp_object_neighbor(struct dp_objects *o, const Esgw__Neighbor *n);
+Esgw__DpSa *dp_object_sa(struct arena *o, const Esgw__Sa *sa, bool with_keys);
+Esgw__DpPolicy *dp_object_policy(struct arena *o, const Esgw__Policy *p);
+Esgw__DpNeighbor *dp_object_neighbor(struct arena *o, const Esgw__Neighbor *n);
 
 /* dp_config.c: the DpConfig of one process, in memory of its own. */
 struct dp_config {
 	Esgw__DpConfig cfg;
-	struct dp_objects objects;
+	struct arena objects;
 };
 void dp_config_build(struct dp_config *b, const struct dp_proc *p);
 void dp_config_free(struct dp_config *b);
@@ -241,26 +234,20 @@ void ctld_config_changed(bool interfaces_changed);
 
 /* workers.c: `sa move` (a hand-over without loss or reordering) and
  * `workers set`. Both answer once the moves are complete. */
-Esgw__Status sa_move_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			    size_t errlen);
-Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				size_t errlen);
+request_handler sa_move_handle;
+request_handler workers_set_handle;
 /* The worker an SA is being handed over from, or -1 (no hand-over in flight). */
 int handover_from(const Esgw__Sa *sa);
 
 /* neighbor.c: static neighbours (`neighbor add|del`). */
-Esgw__Status neighbor_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				 size_t errlen);
-Esgw__Status neighbor_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				 size_t errlen);
+request_handler neighbor_add_handle;
+request_handler neighbor_del_handle;
 /* A static neighbour on interface, or NULL. */
 Esgw__Neighbor *neighbor_of_interface(const char *interface);
 
 /* policy.c: policies (SPD), kept in evaluation order in ctld.config. */
-Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
-Esgw__Status policy_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
+request_handler policy_add_handle;
+request_handler policy_del_handle;
 /* A policy naming tunnel, or NULL. */
 Esgw__Policy *policy_of_tunnel(const char *tunnel);
 /* The tunnel of the first protect policy sending with SA sa_id, or NULL. */
@@ -290,8 +277,7 @@ void ctld_event_process_restart(const struct dp_proc *p); /* p->pid: the new one
 void events_config_diff(const Esgw__Config *before, const Esgw__Config *after);
 /* The control socket's side: a subscription, replies on a subscribed
  * connection (queued behind its events, never interleaved), and its end. */
-Esgw__Status events_handle_subscribe(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				     size_t errlen);
+request_handler events_handle_subscribe;
 void events_subscriber_add(int fd);
 void events_subscriber_remove(int fd);
 bool events_is_subscriber(int fd);
@@ -332,11 +318,9 @@ uint64_t seq_floor_new_instance(void);
 void sa_usage_observe(const Esgw__DpStats *st);
 double sa_usage_last_used(const Esgw__Sa *sa);
 /* owner.c: OwnerReconcile (the strongSwan plugin's objects after a reconnect). */
-Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				    size_t errlen);
+request_handler owner_reconcile_handle;
 /* sa_update.c: SaUpdate, an SA moved to other addresses or UDP ports in place. */
-Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			      size_t errlen);
+request_handler sa_update_handle;
 /* acquire.c: acquire events from the router's per-policy policy_no_sa counts. */
 void acquire_observe(const Esgw__DpStats *st);
 

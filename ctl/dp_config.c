@@ -12,8 +12,8 @@
 #define OBJECTS(b, field, n_field, convert)                                                        \
 	do {                                                                                       \
 		(b)->cfg.n_field = ctld.config->n_field;                                           \
-		(b)->cfg.field = dp_objects_alloc(&(b)->objects,                                   \
-						  (b)->cfg.n_field * sizeof(*(b)->cfg.field));     \
+		(b)->cfg.field =                                                                   \
+			arena_alloc(&(b)->objects, (b)->cfg.n_field * sizeof(*(b)->cfg.field));    \
 		for (size_t i_ = 0; i_ < ctld.config->n_field; i_++)                               \
 			(b)->cfg.field[i_] = convert(&(b)->objects, ctld.config->field[i_]);       \
 	} while (0)
@@ -22,7 +22,7 @@
  * crypto worker, with keys, those placed on it and those it hands over. */
 static void sas_for(struct dp_config *b, const struct dp_proc *p)
 {
-	b->cfg.sas = dp_objects_alloc(&b->objects, ctld.config->n_sas * sizeof(*b->cfg.sas));
+	b->cfg.sas = arena_alloc(&b->objects, ctld.config->n_sas * sizeof(*b->cfg.sas));
 	for (size_t i = 0; i < ctld.config->n_sas; i++) {
 		const Esgw__Sa *sa = ctld.config->sas[i];
 		Esgw__DpSa *d;
@@ -62,5 +62,5 @@ void dp_config_build(struct dp_config *b, const struct dp_proc *p)
 
 void dp_config_free(struct dp_config *b)
 {
-	dp_objects_free(&b->objects);
+	arena_free(&b->objects);
 }

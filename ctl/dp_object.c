@@ -3,37 +3,17 @@
  * and prefixes turned from the API's canonical text into bytes here, once, so
  * that no dataplane process parses text. Strings, lists and keys are borrowed
  * from ctld.config (valid while it is unchanged); the rest lives in the
- * memory of one push (struct dp_objects). */
+ * arena of one push. */
 #include "ctld.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 #include "addr.h"
 #include "validate.h"
 
-void *dp_objects_alloc(struct dp_objects *o, size_t size)
+static ProtobufCBinaryData bytes_of(struct arena *o, const void *data, size_t len)
 {
-	void *p = calloc(1, size ? size : 1);
-
-	if (p == NULL)
-		abort();
-	array_append(&o->mem, &o->n_mem, p);
-	return p;
-}
-
-void dp_objects_free(struct dp_objects *o)
-{
-	for (size_t i = 0; i < o->n_mem; i++)
-		free(o->mem[i]);
-	free(o->mem);
-	o->mem = NULL;
-	o->n_mem = 0;
-}
-
-static ProtobufCBinaryData bytes_of(struct dp_objects *o, const void *data, size_t len)
-{
-	ProtobufCBinaryData b = {.len = len, .data = dp_objects_alloc(o, len)};
+	ProtobufCBinaryData b = {.len = len, .data = arena_alloc(o, len)};
 
 	memcpy(b.data, data, len);
 	return b;
@@ -41,7 +21,7 @@ static ProtobufCBinaryData bytes_of(struct dp_objects *o, const void *data, size
 
 /* An address ("" for none). Text that does not parse (a configuration file
  * edited by hand) goes empty: the process refuses it, naming the object. */
-static ProtobufCBinaryData address_bytes(struct dp_objects *o, const char *text)
+static ProtobufCBinaryData address_bytes(struct arena *o, const char *text)
 {
 	ProtobufCBinaryData none = {0, NULL};
 	struct esgw_addr a;
@@ -52,9 +32,9 @@ static ProtobufCBinaryData address_bytes(struct dp_objects *o, const char *text)
 }
 
 /* A prefix; one that does not parse goes with an empty address, as above. */
-static Esgw__DpPrefix *prefix(struct dp_objects *o, const char *text)
+static Esgw__DpPrefix *prefix(struct arena *o, const char *text)
 {
-	Esgw__DpPrefix *p = dp_objects_alloc(o, sizeof(*p));
+	Esgw__DpPrefix *p = arena_alloc(o, sizeof(*p));
 	struct esgw_addr a;
 
 	esgw__dp_prefix__init(p);
@@ -66,30 +46,30 @@ static Esgw__DpPrefix *prefix(struct dp_objects *o, const char *text)
 }
 
 /* A policy's source or destination: absent for "" (any). */
-static Esgw__DpPrefix *selector(struct dp_objects *o, const char *text)
+static Esgw__DpPrefix *selector(struct arena *o, const char *text)
 {
 	return text[0] == '\0' ? NULL : prefix(o, text);
 }
 
-Esgw__DpInterface *dp_object_interface(struct dp_objects *o, const Esgw__Interface *in)
+Esgw__DpInterface *dp_object_interface(struct arena *o, const Esgw__Interface *in)
 {
-	Esgw__DpInterface *d = dp_objects_alloc(o, sizeof(*d));
+	Esgw__DpInterface *d = arena_alloc(o, sizeof(*d));
 	size_t len = strlen(in->devargs) + 1;
 
 	esgw__dp_interface__init(d);
 	d->name = in->name;
-	d->device = esgw_devargs_device(in->devargs, dp_objects_alloc(o, len), len);
+	d->device = esgw_devargs_device(in->devargs, arena_alloc(o, len), len);
 	d->n_addresses = in->n_addresses;
-	d->addresses = dp_objects_alloc(o, in->n_addresses * sizeof(*d->addresses));
+	d->addresses = arena_alloc(o, in->n_addresses * sizeof(*d->addresses));
 	for (size_t a = 0; a < in->n_addresses; a++)
 		d->addresses[a] = prefix(o, in->addresses[a]);
 	d->mtu = in->mtu ? in->mtu : 1500;
 	return d;
 }
 
-Esgw__DpRoute *dp_object_route(struct dp_objects *o, const Esgw__Route *r)
+Esgw__DpRoute *dp_object_route(struct arena *o, const Esgw__Route *r)
 {
-	Esgw__DpRoute *d = dp_objects_alloc(o, sizeof(*d));
+	Esgw__DpRoute *d = arena_alloc(o, sizeof(*d));
 
 	esgw__dp_route__init(d);
 	d->prefix = prefix(o, r->prefix);
@@ -99,9 +79,9 @@ Esgw__DpRoute *dp_object_route(struct dp_objects *o, const Esgw__Route *r)
 	return d;
 }
 
-Esgw__DpTunnel *dp_object_tunnel(struct dp_objects *o, const Esgw__Tunnel *t)
+Esgw__DpTunnel *dp_object_tunnel(struct arena *o, const Esgw__Tunnel *t)
 {
-	Esgw__DpTunnel *d = dp_objects_alloc(o, sizeof(*d));
+	Esgw__DpTunnel *d = arena_alloc(o, sizeof(*d));
 
 	esgw__dp_tunnel__init(d);
 	d->name = t->name;
@@ -113,9 +93,9 @@ Esgw__DpTunnel *dp_object_tunnel(struct dp_objects *o, const Esgw__Tunnel *t)
 	return d;
 }
 
-Esgw__DpSa *dp_object_sa(struct dp_objects *o, const Esgw__Sa *sa, bool with_keys)
+Esgw__DpSa *dp_object_sa(struct arena *o, const Esgw__Sa *sa, bool with_keys)
 {
-	Esgw__DpSa *d = dp_objects_alloc(o, sizeof(*d));
+	Esgw__DpSa *d = arena_alloc(o, sizeof(*d));
 	Esgw__Tunnel *out = state_tunnel_out(sa->id), *in = state_tunnel_in(sa->id);
 	Esgw__Tunnel *t = out ? out : in;
 
@@ -160,9 +140,9 @@ Esgw__DpSa *dp_object_sa(struct dp_objects *o, const Esgw__Sa *sa, bool with_key
 	return d;
 }
 
-Esgw__DpPolicy *dp_object_policy(struct dp_objects *o, const Esgw__Policy *p)
+Esgw__DpPolicy *dp_object_policy(struct arena *o, const Esgw__Policy *p)
 {
-	Esgw__DpPolicy *d = dp_objects_alloc(o, sizeof(*d));
+	Esgw__DpPolicy *d = arena_alloc(o, sizeof(*d));
 
 	esgw__dp_policy__init(d);
 	d->name = p->name;
@@ -182,9 +162,9 @@ Esgw__DpPolicy *dp_object_policy(struct dp_objects *o, const Esgw__Policy *p)
 	return d;
 }
 
-Esgw__DpNeighbor *dp_object_neighbor(struct dp_objects *o, const Esgw__Neighbor *n)
+Esgw__DpNeighbor *dp_object_neighbor(struct arena *o, const Esgw__Neighbor *n)
 {
-	Esgw__DpNeighbor *d = dp_objects_alloc(o, sizeof(*d));
+	Esgw__DpNeighbor *d = arena_alloc(o, sizeof(*d));
 	uint8_t mac[6];
 
 	esgw__dp_neighbor__init(d);

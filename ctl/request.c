@@ -9,14 +9,11 @@
 
 #include "log.h"
 
-typedef Esgw__Status (*handler_fn)(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				   size_t errlen);
-
 #define OK ESGW__STATUS__STATUS_OK
 
 static const struct handler {
 	Esgw__Request__BodyCase body;
-	handler_fn fn;
+	request_handler *fn;
 	bool changes;            /* saves and pushes on success */
 	bool changes_interfaces; /* the dataplane restarts with the new port set */
 } handlers[] = {

@@ -12,8 +12,7 @@
 #include "validate.h"
 
 /* Everything a reply allocates, freed by show_free(). */
-static void **arena;
-static size_t arena_len;
+static struct arena arena;
 static Esgw__Config *stripped_config;
 static Esgw__DpResponse *stats_cache[CTLD_MAX_PROCS];
 static bool stats_asked[CTLD_MAX_PROCS];
@@ -21,12 +20,7 @@ static Esgw__DpResponse *neighbors_resp;
 
 static void *alloc(size_t size)
 {
-	void *p = calloc(1, size ? size : 1);
-
-	if (p == NULL)
-		abort();
-	array_append(&arena, &arena_len, p);
-	return p;
+	return arena_alloc(&arena, size);
 }
 
 /* DpStats of process i, asked once per show. */
@@ -391,11 +385,7 @@ void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply)
 void show_free(Esgw__ShowReply *reply)
 {
 	(void)reply;
-	for (size_t i = 0; i < arena_len; i++)
-		free(arena[i]);
-	free(arena);
-	arena = NULL;
-	arena_len = 0;
+	arena_free(&arena);
 	config_free(stripped_config);
 	stripped_config = NULL;
 	dataplane_show_free();
