@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Parsing and formatting of IPv4 and IPv6 addresses, prefixes, MACs and hex keys. */
+/* Parsing and formatting of IPv4 and IPv6 addresses, prefixes, MACs and hex
+ * keys, and struct esgw_addr, the binary form of an address of either family. */
 #include "addr.h"
 
 #include <arpa/inet.h>
@@ -19,22 +20,29 @@ int esgw_parse_ipv4(const char *s, uint32_t *addr)
 	return 0;
 }
 
+/* "ADDR/LEN" or "ADDR": the address text into buf, the length (max when
+ * there is none, at most max) into *plen. */
+static int prefix_split(const char *s, char *buf, size_t size, uint32_t max, uint32_t *plen)
+{
+	const char *slash;
+
+	if (s == NULL || strlen(s) >= size)
+		return -1;
+	strcpy(buf, s);
+	*plen = max;
+	slash = strchr(s, '/');
+	if (slash == NULL)
+		return 0;
+	buf[slash - s] = '\0';
+	return esgw_parse_u32(slash + 1, max, plen);
+}
+
 int esgw_parse_prefix(const char *s, uint32_t *addr, uint8_t *len)
 {
 	char buf[32];
-	const char *slash;
-	uint32_t plen = 32;
+	uint32_t plen;
 
-	if (s == NULL || strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	slash = strchr(s, '/');
-	if (slash != NULL) {
-		buf[slash - s] = '\0';
-		if (esgw_parse_u32(slash + 1, 32, &plen) < 0)
-			return -1;
-	}
-	if (esgw_parse_ipv4(buf, addr) < 0)
+	if (prefix_split(s, buf, sizeof(buf), 32, &plen) < 0 || esgw_parse_ipv4(buf, addr) < 0)
 		return -1;
 	*len = (uint8_t)plen;
 	return 0;
@@ -53,19 +61,9 @@ int esgw_parse_ipv6(const char *s, uint8_t addr[16])
 int esgw_parse_prefix6(const char *s, uint8_t addr[16], uint8_t *len)
 {
 	char buf[64];
-	const char *slash;
-	uint32_t plen = 128;
+	uint32_t plen;
 
-	if (s == NULL || strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	slash = strchr(s, '/');
-	if (slash != NULL) {
-		buf[slash - s] = '\0';
-		if (esgw_parse_u32(slash + 1, 128, &plen) < 0)
-			return -1;
-	}
-	if (esgw_parse_ipv6(buf, addr) < 0)
+	if (prefix_split(s, buf, sizeof(buf), 128, &plen) < 0 || esgw_parse_ipv6(buf, addr) < 0)
 		return -1;
 	*len = (uint8_t)plen;
 	return 0;
@@ -122,6 +120,80 @@ char *esgw_fmt_mac(const uint8_t mac[6], char *buf)
 	return buf;
 }
 
+int esgw_addr_parse(const char *s, struct esgw_addr *a)
+{
+	uint32_t ip;
+
+	memset(a, 0, sizeof(*a));
+	if (esgw_is_ipv6_text(s)) {
+		a->family = 6;
+		return esgw_parse_prefix6(s, a->bytes, &a->len);
+	}
+	a->family = 4;
+	if (esgw_parse_prefix(s, &ip, &a->len) < 0)
+		return -1;
+	ip = htonl(ip);
+	memcpy(a->bytes, &ip, 4);
+	return 0;
+}
+
+int esgw_addr_parse_prefix(const char *s, struct esgw_addr *a)
+{
+	if (s == NULL || strchr(s, '/') == NULL) {
+		memset(a, 0, sizeof(*a));
+		return -1;
+	}
+	return esgw_addr_parse(s, a);
+}
+
+int esgw_addr_from_bytes(struct esgw_addr *a, const uint8_t *bytes, size_t n, uint32_t len)
+{
+	memset(a, 0, sizeof(*a));
+	if ((n != 4 && n != 16) || bytes == NULL || len > 8 * n)
+		return -1;
+	a->family = n == 4 ? 4 : 6;
+	a->len = (uint8_t)len;
+	memcpy(a->bytes, bytes, n);
+	return 0;
+}
+
+size_t esgw_addr_size(const struct esgw_addr *a)
+{
+	return a->family == 4 ? 4 : 16;
+}
+
+uint32_t esgw_addr_ipv4(const struct esgw_addr *a)
+{
+	uint32_t ip;
+
+	if (a->family != 4)
+		return 0;
+	memcpy(&ip, a->bytes, 4);
+	return ntohl(ip);
+}
+
+void esgw_addr_clear_host(struct esgw_addr *a)
+{
+	/* Network byte order: an IPv4 prefix clears like the first 4 bytes of
+	 * an IPv6 one, and the other 12 are zero. */
+	esgw_prefix6_clear_host(a->bytes, a->len);
+}
+
+char *esgw_addr_format(const struct esgw_addr *a, int with_len, char *buf)
+{
+	char text[ESGW_IPV6_STRLEN];
+
+	if (a->family == 4)
+		esgw_fmt_ipv4(esgw_addr_ipv4(a), text);
+	else
+		esgw_fmt_ipv6(a->bytes, text);
+	if (with_len)
+		snprintf(buf, ESGW_ADDR_STRLEN, "%s/%u", text, a->len);
+	else
+		snprintf(buf, ESGW_ADDR_STRLEN, "%s", text);
+	return buf;
+}
+
 static int hex_digit(int c)
 {
 	if (c >= '0' && c <= '9')
@@ -137,7 +209,8 @@ int esgw_parse_mac(const char *s, uint8_t mac[6])
 	if (s == NULL)
 		return -1;
 	for (int i = 0; i < 6; i++, s += 3) {
-		int hi = hex_digit((unsigned char)s[0]), lo = hi < 0 ? -1 : hex_digit((unsigned char)s[1]);
+		int hi = hex_digit((unsigned char)s[0]),
+		    lo = hi < 0 ? -1 : hex_digit((unsigned char)s[1]);
 
 		if (lo < 0 || s[2] != (i == 5 ? '\0' : ':'))
 			return -1;

@@ -14,7 +14,7 @@
 
 #include <rte_mempool.h>
 
-#include "esgw.pb-c.h"
+#include "dataplane.pb-c.h"
 #include "framing.h"
 #include "shm.h"
 #include "stage_cycles.h"

@@ -21,7 +21,7 @@ void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 	if (req == NULL) {
 		resp.status = ESGW__STATUS__STATUS_MALFORMED;
 		resp.error = "malformed DpRequest";
-	} else if (req->version != ESGW__API_VERSION__API_VERSION_CURRENT) {
+	} else if (req->version != ESGW__DP_VERSION__DP_VERSION_CURRENT) {
 		resp.status = ESGW__STATUS__STATUS_VERSION_MISMATCH;
 		resp.error = "unsupported API version";
 	} else if (req->body_case == ESGW__DP_REQUEST__BODY_CONFIG) {

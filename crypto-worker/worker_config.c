@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The crypto worker's side of the control protocol: apply the SAs esgw-ctld
- * places on this worker (keys into private key schedules, runtime state in
- * shared memory kept across restarts), and report worker and SA counters. */
-#include <arpa/inet.h>
+ * places on this worker (keys into private key schedules, outer endpoints
+ * from the push's binary addresses, runtime state in shared memory kept
+ * across restarts), and report worker and SA counters. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -11,17 +11,25 @@
 #include "log.h"
 #include "worker.h"
 
-/* Outer tunnel endpoint: empty for an SA used inbound only. */
-static int parse_endpoint(const char *s, uint32_t *addr_be)
+/* The outer endpoints of s into p: none (both empty) for an SA used inbound
+ * only, else both IPv4 or both IPv6 (esp_ip.c writes that outer header).
+ * local and remote keep the IPv6 addresses p points to. 0, or -1. */
+static int endpoints_from(const Esgw__DpSa *s, struct esp_sa_params *p, struct esgw_addr *local,
+			  struct esgw_addr *remote)
 {
-	uint32_t addr;
-
-	*addr_be = 0;
-	if (s == NULL || s[0] == '\0')
-		return 0;
-	if (esgw_parse_ipv4(s, &addr) < 0)
+	if (s->local.len == 0 && s->remote.len == 0)
+		return 0; /* p->outer_src and outer_dst stay 0 */
+	if (esgw_addr_from_bytes(local, s->local.data, s->local.len, 0) < 0 ||
+	    esgw_addr_from_bytes(remote, s->remote.data, s->remote.len, 0) < 0 ||
+	    local->family != remote->family)
 		return -1;
-	*addr_be = htonl(addr);
+	if (local->family == 6) {
+		p->outer6_src = local->bytes;
+		p->outer6_dst = remote->bytes;
+	} else {
+		memcpy(&p->outer_src, local->bytes, 4); /* network byte order, as they come */
+		memcpy(&p->outer_dst, remote->bytes, 4);
+	}
 	return 0;
 }
 
@@ -50,7 +58,7 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 		.udp_dport = s->udp_encap ? (uint16_t)(s->udp_dport ? s->udp_dport : 4500) : 0,
 		.iv_mask = s->iv_mask,
 	};
-	uint8_t local6[16], remote6[16];
+	struct esgw_addr local, remote;
 	char why[160];
 	struct esp_sa *sa;
 
@@ -59,20 +67,10 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 			 s->slot, ESGW_MAX_SA - 1);
 		return -1;
 	}
-	if (esgw_is_ipv6_text(s->local) || esgw_is_ipv6_text(s->remote)) {
-		/* An IPv6 tunnel (esp_ipv6.c writes the outer header). */
-		if (esgw_parse_ipv6(s->local, local6) < 0 ||
-		    esgw_parse_ipv6(s->remote, remote6) < 0) {
-			snprintf(err, errlen, "SA %u: bad tunnel endpoint '%s' -> '%s'", s->id,
-				 s->local, s->remote);
-			return -1;
-		}
-		p.outer6_src = local6;
-		p.outer6_dst = remote6;
-	} else if (parse_endpoint(s->local, &p.outer_src) < 0 ||
-		   parse_endpoint(s->remote, &p.outer_dst) < 0) {
-		snprintf(err, errlen, "SA %u: bad tunnel endpoint '%s' -> '%s'", s->id, s->local,
-			 s->remote);
+	if (endpoints_from(s, &p, &local, &remote) < 0) {
+		snprintf(err, errlen,
+			 "SA %u: bad tunnel endpoints (%zu and %zu bytes: both 4 or both 16)",
+			 s->id, s->local.len, s->remote.len);
 		return -1;
 	}
 	p.rt = &w->dp.shared->sa[s->slot];
@@ -145,17 +143,14 @@ static void wipe_request_keys(const Esgw__DpConfig *cfg)
 	}
 }
 
-int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
+/* The SAs of cfg this worker keeps, built into fresh[slot] (their
+ * configuration in fresh_cfg[slot]) before anything changes: a refused
+ * configuration changes nothing. Their count, or -1 with err. */
+static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct esp_sa **fresh,
+		     const Esgw__DpSa **fresh_cfg, char *err, size_t errlen)
 {
-	struct crypto_worker *w = (struct crypto_worker *)dp;
-	static struct esp_sa *fresh[ESGW_MAX_SA];
-	static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
-	unsigned int count = 0;
-	int rc = -1;
+	int count = 0;
 
-	memset(fresh, 0, sizeof(fresh));
-	memset(fresh_cfg, 0, sizeof(fresh_cfg));
-	/* Build every SA first: a refused configuration changes nothing. */
 	for (size_t i = 0; i < cfg->n_sas; i++) {
 		const Esgw__DpSa *s = cfg->sas[i];
 
@@ -165,49 +160,71 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 			continue;
 		if (s->slot < ESGW_MAX_SA && fresh[s->slot] != NULL) {
 			snprintf(err, errlen, "SA %u: runtime slot %u given twice", s->id, s->slot);
-			goto out;
+			return -1;
 		}
 		if (sa_build(w, s, &fresh[s->slot < ESGW_MAX_SA ? s->slot : 0], err, errlen) < 0)
-			goto out;
+			return -1;
 		fresh_cfg[s->slot] = s;
 		count++;
 	}
+	return count;
+}
 
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
-		const Esgw__DpSa *s = fresh_cfg[slot];
-
-		if (s == NULL) {
-			/* Gone: what it parked has nowhere to go. */
-			if (w->parking[slot] != NULL)
-				handover_forget(w, slot, ESGW_DROP_NO_SA);
-		} else if (sa_held(w, slot, s) && w->parking[slot] == NULL) {
-			/* Active already (leaving or not): the slot stays ours. */
-		} else if (s->worker != w->id) {
-			/* Leaving while still in standby: it parks the marker too and
-			 * passes the SA on once it has been active. */
-		} else if (runtime_adopt(w, &w->dp.shared->sa[slot], s)) {
-			/* New here with nobody handing it over, or told to adopt it. */
-			if (w->parking[slot] != NULL)
-				ESGW_INFO("SA %u: slot %u adopted without hand-over", s->id, slot);
-		} else if (handover_standby(w, slot) < 0) {
-			snprintf(err, errlen, "SA %u: out of memory", s->id);
-			goto out; /* applied up to here; ctld pushes again */
-		}
-		esp_sa_keep_endpoints(fresh[slot], w->sa[slot]);
-		/* Replacing the key schedule is safe here: the data path runs in
-		 * this thread and no job is in flight between bursts. */
-		esp_sa_free(w->sa[slot]); /* wipes a removed or replaced SA's keys */
-		w->sa[slot] = fresh[slot];
-		w->sa_id[slot] = fresh_cfg[slot] ? fresh_cfg[slot]->id : 0;
-		fresh[slot] = NULL;
-		if (s == NULL || w->sa_instance[slot] != s->instance)
-			w->seq_limit[slot] = 0;
-		w->sa_instance[slot] = s ? s->instance : 0;
-		if (s != NULL && s->seq_limit > w->seq_limit[slot])
-			w->seq_limit[slot] = s->seq_limit;
-		crypto_worker_seq_limit_apply(w, slot);
+/* Slot takes what was built for it (s, fresh; NULL for none): its runtime
+ * adopted or kept, or held in standby for a hand-over, and its key schedule
+ * replaced. 0, or -1 with err (out of memory). */
+static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa *s,
+		   struct esp_sa **fresh, char *err, size_t errlen)
+{
+	if (s == NULL) {
+		/* Gone: what it parked has nowhere to go. */
+		if (w->parking[slot] != NULL)
+			handover_forget(w, slot, ESGW_DROP_NO_SA);
+	} else if (sa_held(w, slot, s) && w->parking[slot] == NULL) {
+		/* Active already (leaving or not): the slot stays ours. */
+	} else if (s->worker != w->id) {
+		/* Leaving while still in standby: it parks the marker too and
+		 * passes the SA on once it has been active. */
+	} else if (runtime_adopt(w, &w->dp.shared->sa[slot], s)) {
+		/* New here with nobody handing it over, or told to adopt it. */
+		if (w->parking[slot] != NULL)
+			ESGW_INFO("SA %u: slot %u adopted without hand-over", s->id, slot);
+	} else if (handover_standby(w, slot) < 0) {
+		snprintf(err, errlen, "SA %u: out of memory", s->id);
+		return -1;
 	}
-	ESGW_INFO("configuration %lu: %u SAs", (unsigned long)cfg->generation, count);
+	esp_sa_keep_endpoints(*fresh, w->sa[slot]);
+	/* Replacing the key schedule is safe here: the data path runs in this
+	 * thread and no job is in flight between bursts. */
+	esp_sa_free(w->sa[slot]); /* wipes a removed or replaced SA's keys */
+	w->sa[slot] = *fresh;
+	w->sa_id[slot] = s ? s->id : 0;
+	*fresh = NULL;
+	if (s == NULL || w->sa_instance[slot] != s->instance)
+		w->seq_limit[slot] = 0;
+	w->sa_instance[slot] = s ? s->instance : 0;
+	if (s != NULL && s->seq_limit > w->seq_limit[slot])
+		w->seq_limit[slot] = s->seq_limit;
+	crypto_worker_seq_limit_apply(w, slot);
+	return 0;
+}
+
+int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
+{
+	struct crypto_worker *w = (struct crypto_worker *)dp;
+	static struct esp_sa *fresh[ESGW_MAX_SA];
+	static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
+	int count, rc = -1;
+
+	memset(fresh, 0, sizeof(fresh));
+	memset(fresh_cfg, 0, sizeof(fresh_cfg));
+	count = build_all(w, cfg, fresh, fresh_cfg, err, errlen);
+	if (count < 0)
+		goto out;
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+		if (install(w, slot, fresh_cfg[slot], &fresh[slot], err, errlen) < 0)
+			goto out; /* applied up to here; ctld pushes again */
+	ESGW_INFO("configuration %lu: %d SAs", (unsigned long)cfg->generation, count);
 	rc = 0;
 out:
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)

@@ -11,7 +11,7 @@
 
 #include <ev.h>
 
-#include "esgw.pb-c.h"
+#include "dataplane.pb-c.h"
 #include "esgw_limits.h"
 
 #define CTLD_MAX_PROCS (2 + ESGW_MAX_WORKERS)
@@ -40,12 +40,12 @@ struct dp_proc {
 	pid_t stats_cache_pid;
 	/* supervision (standalone) */
 	ev_child child_watcher;
-	double started_at;   /* ev_now() at fork */
+	double started_at;    /* ev_now() at fork */
 	double running_since; /* ev_now() when its control socket answered; 0: not yet */
-	double backoff;      /* seconds before the next restart */
-	double restart_at;   /* BACKOFF: when to start again */
-	double term_sent_at; /* a SIGTERM is out: SIGKILL after 5 s */
-	bool stop_requested; /* its exit is ours: restart without backoff */
+	double backoff;       /* seconds before the next restart */
+	double restart_at;    /* BACKOFF: when to start again */
+	double term_sent_at;  /* a SIGTERM is out: SIGKILL after 5 s */
+	bool stop_requested;  /* its exit is ours: restart without backoff */
 	bool ever_started;
 };
 
@@ -62,7 +62,7 @@ struct ctld_options {
 	 * (seq_floor.c); several seconds at the worker's line rate. */
 	uint64_t seq_reserve;
 	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
-	int workers;    /* -1: from the saved config, else 1 */
+	int workers;         /* -1: from the saved config, else 1 */
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
 	 * come and go at run time (`esgwctl workers set`). */
@@ -85,6 +85,12 @@ struct ctld {
 
 extern struct ctld ctld;
 
+/* ctld_options.c: the command line into ctld.opt; exits 2 with a message
+ * on a bad option, 0 after --help. */
+void ctld_options_parse(int argc, char **argv);
+/* One line at start-up saying where each process will run (standalone). */
+void ctld_options_log_placement(void);
+
 /* state.c: lookups and derived facts on ctld.config. */
 Esgw__Interface *state_interface(const char *name);
 Esgw__Sa *state_sa(uint32_t id);
@@ -98,10 +104,6 @@ int state_free_slot(void);
 int state_least_loaded_worker(void);
 /* A deep copy of a message (pack + unpack), owned by the caller. */
 void *msg_clone(const void *msg);
-/* Zero the key bytes of an SA (before freeing it). */
-void sa_wipe_keys(Esgw__Sa *sa);
-/* Free an unpacked message after zeroing any key bytes it holds. */
-void sa_free(Esgw__Sa *sa);
 void config_free(Esgw__Config *c);
 Esgw__Config *config_new(void);
 /* Append to a repeated field of pointers: (void ***)&arr, &n. Aborts on OOM. */
@@ -120,10 +122,36 @@ int config_save(const Esgw__Config *c, const char *path, char *err, size_t errle
  * the dataplane cannot hold or apply. */
 Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen);
 
-/* handlers.c: the control API. Fills resp; frees nothing of req. */
-void handle_request(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
-void handle_response_free(Esgw__Response *resp);
+/* request.c: the control API, a handler per Request body in a table. Fills
+ * resp; frees nothing of req. */
+void request_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen);
+void request_response_free(Esgw__Response *resp);
+/* The handler of one Request body, in the files of its object: it checks
+ * every field and reference before it changes ctld.config, fills resp, and
+ * err when it refuses. */
+typedef Esgw__Status request_handler(const Esgw__Request *req, Esgw__Response *resp, char *err,
+				     size_t errlen);
+/* interface.c */
+request_handler interface_add_handle;
+request_handler interface_del_handle;
+request_handler interface_address_add_handle;
+request_handler interface_address_del_handle;
+/* route.c */
+request_handler route_add_handle;
+request_handler route_del_handle;
+/* sa.c */
+request_handler sa_add_handle;
+request_handler sa_del_handle;
+/* Zero the key bytes of an SA (before freeing it). */
+void sa_wipe_keys(Esgw__Sa *sa);
+/* Free an unpacked message after zeroing any key bytes it holds. */
+void sa_free(Esgw__Sa *sa);
+/* tunnel.c */
+request_handler tunnel_add_handle;
+request_handler tunnel_del_handle;
+request_handler tunnel_set_handle;
 /* show.c */
+request_handler show_handle;
 void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply);
 void show_free(Esgw__ShowReply *reply);
 
@@ -131,28 +159,66 @@ void show_free(Esgw__ShowReply *reply);
 int server_open(const char *path);
 void server_close(void);
 
-/* push.c: connections to the dataplane processes. */
+/* dp_proc.c: the records of the dataplane processes. */
 void dp_procs_init(int workers);
 /* Records for workers 0..workers-1; records of workers above stay until the
  * supervisor has stopped them (supervise_tick drops them then). */
 void dp_procs_resize(int workers);
 /* Drop the records of workers workers.. (systemd mode: systemd stops them). */
 void dp_procs_shrink(int workers);
-/* Push the current generation to every process that has not acked it. */
-void dp_push_all(void);
-void dp_push(struct dp_proc *p);
+struct dp_proc *dp_proc_by_name(const char *name);
+const char *dp_proc_state_name(enum proc_state s);
+
+/* dp_conn.c: the control connection to one process. */
+void dp_conn_init(struct dp_proc *p); /* not connected */
 /* Open the control connection if it is not open; 0 or -1 (not ready). */
-int dp_connect(struct dp_proc *p);
-void dp_disconnect(struct dp_proc *p);
+int dp_conn_open(struct dp_proc *p);
+void dp_conn_close(struct dp_proc *p);
+/* Send req and wait for the DpResponse (~2 s); NULL if none came (logged).
+ * The packed request is wiped (a crypto worker's holds keys). */
+Esgw__DpResponse *dp_conn_exchange(struct dp_proc *p, const Esgw__DpRequest *req);
+
+/* dp_stats.c */
 /* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
-Esgw__DpResponse *dp_neighbors(struct dp_proc *p);
+Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
+
+/* arena.c: memory freed all at once (a push, a show reply). */
+struct arena {
+	void **mem;
+	size_t n_mem;
+};
+void *arena_alloc(struct arena *a, size_t size); /* zeroed; aborts when out of memory */
+void arena_free(struct arena *a);
+
+/* dp_object.c: one object of ctld.config in its dataplane.proto form
+ * (addresses in binary), in the arena of one push; strings and lists are
+ * borrowed from ctld.config, valid while it is unchanged. */
+Esgw__DpInterface *dp_object_interface(struct arena *o, const Esgw__Interface *in);
+Esgw__DpRoute *dp_object_route(struct arena *o, const Esgw__Route *r);
+Esgw__DpTunnel *dp_object_tunnel(struct arena *o, const Esgw__Tunnel *t);
+/* The router's SAs go without keys; a worker's with them, and with the
+ * sequence number a fresh runtime slot starts at. */
+Esgw__DpSa *dp_object_sa(struct arena *o, const Esgw__Sa *sa, bool with_keys);
+Esgw__DpPolicy *dp_object_policy(struct arena *o, const Esgw__Policy *p);
+Esgw__DpNeighbor *dp_object_neighbor(struct arena *o, const Esgw__Neighbor *n);
+
+/* dp_config.c: the DpConfig of one process, in memory of its own. */
+struct dp_config {
+	Esgw__DpConfig cfg;
+	struct arena objects;
+};
+void dp_config_build(struct dp_config *b, const struct dp_proc *p);
+void dp_config_free(struct dp_config *b);
+
+/* dp_push.c */
+/* Push the current generation to every process that has not acked it. */
+void dp_push_all(void);
+void dp_push(struct dp_proc *p);
 /* Send a crypto worker sequence-number limits (seq_floor.c). */
 void dp_push_seq_limits(struct dp_proc *p, const Esgw__DpSeqLimits *limits);
-struct dp_proc *dp_proc_by_name(const char *name);
-const char *proc_state_name(enum proc_state s);
 
 /* supervise.c: standalone mode. */
 void supervise_tick(void);
@@ -168,30 +234,24 @@ void ctld_config_changed(bool interfaces_changed);
 
 /* workers.c: `sa move` (a hand-over without loss or reordering) and
  * `workers set`. Both answer once the moves are complete. */
-Esgw__Status sa_move_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			    size_t errlen);
-Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				size_t errlen);
+request_handler sa_move_handle;
+request_handler workers_set_handle;
 /* The worker an SA is being handed over from, or -1 (no hand-over in flight). */
 int handover_from(const Esgw__Sa *sa);
 
 /* neighbor.c: static neighbours (`neighbor add|del`). */
-Esgw__Status neighbor_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				 size_t errlen);
-Esgw__Status neighbor_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				 size_t errlen);
+request_handler neighbor_add_handle;
+request_handler neighbor_del_handle;
 /* A static neighbour on interface, or NULL. */
-Esgw__Neighbor *state_neighbor_of_interface(const char *interface);
+Esgw__Neighbor *neighbor_of_interface(const char *interface);
 
 /* policy.c: policies (SPD), kept in evaluation order in ctld.config. */
-Esgw__Status policy_add_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
-Esgw__Status policy_del_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			       size_t errlen);
+request_handler policy_add_handle;
+request_handler policy_del_handle;
 /* A policy naming tunnel, or NULL. */
-Esgw__Policy *state_policy_of_tunnel(const char *tunnel);
+Esgw__Policy *policy_of_tunnel(const char *tunnel);
 /* The tunnel of the first protect policy sending with SA sa_id, or NULL. */
-Esgw__Tunnel *state_policy_tunnel_out(uint32_t sa_id);
+Esgw__Tunnel *policy_tunnel_out(uint32_t sa_id);
 
 /* events.c: events streamed to the clients that sent EventsSubscribe
  * (`esgwctl events`). Emitting never blocks: each subscriber has a bounded
@@ -217,8 +277,7 @@ void ctld_event_process_restart(const struct dp_proc *p); /* p->pid: the new one
 void events_config_diff(const Esgw__Config *before, const Esgw__Config *after);
 /* The control socket's side: a subscription, replies on a subscribed
  * connection (queued behind its events, never interleaved), and its end. */
-Esgw__Status events_handle_subscribe(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				     size_t errlen);
+request_handler events_handle_subscribe;
 void events_subscriber_add(int fd);
 void events_subscriber_remove(int fd);
 bool events_is_subscriber(int fd);
@@ -242,7 +301,7 @@ void sa_expiry_observe(const Esgw__DpStats *st);
  * whatever restarts; and gives every new SA an instance number of its own. */
 #define SEQ_RESERVE_DEFAULT (1ull << 24) /* 16.7 M: ~6 s at 3 Mpps, saved at half */
 #define SEQ_RESERVE_MIN 16u
-#define SEQ_RESERVE_MAX (1u << 30) /* without ESN the space is 2^32 */
+#define SEQ_RESERVE_MAX (1u << 30)     /* without ESN the space is 2^32 */
 void seq_floor_sa_added(Esgw__Sa *sa); /* the first floor, saved with the add */
 /* DpSa.seq_out_start for the SA's worker: 0 for an SA's first runtime, else
  * its floor (above every number any earlier runtime used). */
@@ -259,11 +318,9 @@ uint64_t seq_floor_new_instance(void);
 void sa_usage_observe(const Esgw__DpStats *st);
 double sa_usage_last_used(const Esgw__Sa *sa);
 /* owner.c: OwnerReconcile (the strongSwan plugin's objects after a reconnect). */
-Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-				    size_t errlen);
+request_handler owner_reconcile_handle;
 /* sa_update.c: SaUpdate, an SA moved to other addresses or UDP ports in place. */
-Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
-			      size_t errlen);
+request_handler sa_update_handle;
 /* acquire.c: acquire events from the router's per-policy policy_no_sa counts. */
 void acquire_observe(const Esgw__DpStats *st);
 

@@ -1,21 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* esgw-ctld: options, loading the saved configuration, and the libev loop that
+/* esgw-ctld: loading the saved configuration, and the libev loop that
  * serves the control socket, reconciles the dataplane every second and, with
  * --standalone, supervises the dataplane processes. */
 #include "ctld.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 
-#include "cpu_list.h"
 #include "listen.h"
 #include "log.h"
 
@@ -23,245 +15,6 @@ struct ctld ctld;
 
 #define TICK_IDLE 1.0 /* reconcile period */
 #define TICK_BUSY 0.1 /* while processes start, back off or stop */
-#define IDLE_TIMEOUT_DEFAULT 120 /* seconds a control client may stay silent */
-
-static void usage(FILE *out)
-{
-	fprintf(out,
-		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
-		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
-		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
-		"                 [--seq-reserve N] [--idle-timeout SECONDS]\n"
-		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
-		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
-		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
-		"CPU placement (--standalone only; systemd units use their 10-cpu.conf):\n"
-		"  --rxtx-cpu N, --router-cpu N   default 0\n"
-		"  --worker-cpus LIST             CPUs and ranges, e.g. 1 or 0,1 or 2-5,8;\n"
-		"                                 crypto worker N runs on LIST[N mod length];\n"
-		"                                 default 1 (0 when CPU 1 is not ours)\n"
-		"  every CPU must be in esgw-ctld's own affinity mask\n"
-		"--busy-poll (--standalone only): the dataplane never sleeps when idle, a\n"
-		"  whole CPU per process (to compare with the adaptive polling default)\n"
-		"--seq-reserve N: outbound sequence numbers each SA may use beyond what is\n"
-		"  saved, %u..%u (default %llu); an SA that outruns the saves holds its\n"
-		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
-		"--idle-timeout SECONDS: close a control client that sends no request for this\n"
-		"  long (default %d; event subscribers excepted)\n",
-		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT);
-}
-
-/* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
- * any other CPU fails in DPDK's EAL init, and would be restarted forever. */
-static void check_cpus_allowed(const char *option, bool is_default, const int *cpus, int n,
-			       const cpu_set_t *allowed)
-{
-	char list[256];
-	int i = cpu_list_first_missing(cpus, n, allowed);
-
-	if (i < 0)
-		return;
-	cpu_set_format(allowed, list, sizeof(list));
-	fprintf(stderr, "esgw-ctld: %s: CPU %d%s is not available (allowed: %s)\n", option, cpus[i],
-		is_default ? " (the default)" : "", list);
-	exit(2);
-}
-
-/* One CPU from an option's text (or def when the option is absent). */
-static int parse_one_cpu(const char *option, const char *text, int def, const cpu_set_t *allowed)
-{
-	char err[256];
-	int cpu = def;
-
-	if (text != NULL && (text[0] == '\0' || text[strspn(text, "0123456789")] != '\0')) {
-		fprintf(stderr, "esgw-ctld: %s: '%s' is not one CPU\n", option, text);
-		exit(2);
-	}
-	if (text != NULL && cpu_list_parse(text, &cpu, 1, err, sizeof(err)) < 0) {
-		fprintf(stderr, "esgw-ctld: %s: %s\n", option, err);
-		exit(2);
-	}
-	check_cpus_allowed(option, text == NULL, &cpu, 1, allowed);
-	return cpu;
-}
-
-/* --rxtx-cpu, --router-cpu and --worker-cpus, checked before anything starts. */
-static void parse_placement(const char *rxtx_text, const char *router_text,
-			    const char *workers_text)
-{
-	static int worker_cpus[CPU_SETSIZE];
-	cpu_set_t allowed;
-	char err[256];
-	int n = 1;
-
-	if (!ctld.opt.standalone) {
-		/* An option that silently does nothing is worse than a refusal. */
-		if (rxtx_text != NULL || router_text != NULL || workers_text != NULL) {
-			fprintf(stderr, "esgw-ctld: --rxtx-cpu, --router-cpu and --worker-cpus "
-					"apply to --standalone only (the systemd units take their "
-					"CPUs from their 10-cpu.conf drop-ins)\n");
-			exit(2);
-		}
-		return;
-	}
-	if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0) {
-		fprintf(stderr, "esgw-ctld: sched_getaffinity: %s\n", strerror(errno));
-		exit(1);
-	}
-	ctld.opt.rxtx_cpu = parse_one_cpu("--rxtx-cpu", rxtx_text, 0, &allowed);
-	ctld.opt.router_cpu = parse_one_cpu("--router-cpu", router_text, 0, &allowed);
-	worker_cpus[0] = CPU_ISSET(1, &allowed) ? 1 : 0;
-	if (workers_text != NULL) {
-		n = cpu_list_parse(workers_text, worker_cpus, CPU_SETSIZE, err, sizeof(err));
-		if (n < 0) {
-			fprintf(stderr, "esgw-ctld: --worker-cpus: %s\n", err);
-			exit(2);
-		}
-	}
-	check_cpus_allowed("--worker-cpus", workers_text == NULL, worker_cpus, n, &allowed);
-	ctld.opt.worker_cpus = worker_cpus;
-	ctld.opt.n_worker_cpus = n;
-}
-
-/* One line at start-up saying where each process will run. */
-static void log_placement(void)
-{
-	char list[256];
-
-	cpu_list_format(ctld.opt.worker_cpus, ctld.opt.n_worker_cpus, list, sizeof(list));
-	ESGW_INFO("CPU placement: rxtx on CPU %d, router on CPU %d, crypto workers on CPUs %s "
-		  "(worker N on entry N mod %d)",
-		  ctld.opt.rxtx_cpu, ctld.opt.router_cpu, list, ctld.opt.n_worker_cpus);
-}
-
-static void parse_options(int argc, char **argv)
-{
-	static const struct option longopts[] = {
-		{"socket", required_argument, NULL, 's'},
-		{"config", required_argument, NULL, 'c'},
-		{"rundir", required_argument, NULL, 'r'},
-		{"file-prefix", required_argument, NULL, 'p'},
-		{"standalone", no_argument, NULL, 'S'},
-		{"workers", required_argument, NULL, 'w'},
-		{"bindir", required_argument, NULL, 'b'},
-		{"log-dir", required_argument, NULL, 'l'},
-		{"rxtx-cpu", required_argument, NULL, 'X'},
-		{"router-cpu", required_argument, NULL, 'R'},
-		{"worker-cpus", required_argument, NULL, 'W'},
-		{"busy-poll", no_argument, NULL, 'B'},
-		{"seq-reserve", required_argument, NULL, 'Q'},
-		{"idle-timeout", required_argument, NULL, 'I'},
-		{"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0},
-	};
-	static char self_dir[PATH_MAX];
-	const char *rxtx_cpu = NULL, *router_cpu = NULL, *worker_cpus = NULL;
-	char *end;
-	int c;
-
-	ctld.opt = (struct ctld_options){
-		.socket_path = "/run/esgw/ctl.sock",
-		.config_path = "/var/lib/esgw/config.pb",
-		.rundir = "/run/esgw",
-		.file_prefix = "esgw",
-		.workers = -1,
-		.seq_reserve = SEQ_RESERVE_DEFAULT,
-		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
-	};
-	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 's':
-			ctld.opt.socket_path = optarg;
-			break;
-		case 'c':
-			ctld.opt.config_path = optarg;
-			break;
-		case 'r':
-			ctld.opt.rundir = optarg;
-			break;
-		case 'p':
-			ctld.opt.file_prefix = optarg;
-			break;
-		case 'S':
-			ctld.opt.standalone = true;
-			break;
-		case 'b':
-			ctld.opt.bindir = optarg;
-			break;
-		case 'l':
-			ctld.opt.log_dir = optarg;
-			break;
-		case 'X':
-			rxtx_cpu = optarg;
-			break;
-		case 'R':
-			router_cpu = optarg;
-			break;
-		case 'W':
-			worker_cpus = optarg;
-			break;
-		case 'B':
-			ctld.opt.busy_poll = true;
-			break;
-		case 'I':
-			ctld.opt.idle_timeout = strtod(optarg, &end);
-			if (optarg[0] == '\0' || *end != '\0' || !(ctld.opt.idle_timeout >= 0.1) ||
-			    ctld.opt.idle_timeout > 86400) {
-				fprintf(stderr, "esgw-ctld: --idle-timeout must be 0.1..86400 seconds\n");
-				exit(2);
-			}
-			break;
-		case 'Q':
-			errno = 0;
-			ctld.opt.seq_reserve = strtoull(optarg, &end, 10);
-			if (optarg[0] < '0' || optarg[0] > '9' || *end != '\0' || errno != 0 ||
-			    ctld.opt.seq_reserve < SEQ_RESERVE_MIN ||
-			    ctld.opt.seq_reserve > SEQ_RESERVE_MAX) {
-				fprintf(stderr, "esgw-ctld: --seq-reserve must be %u..%u\n",
-					SEQ_RESERVE_MIN, SEQ_RESERVE_MAX);
-				exit(2);
-			}
-			break;
-		case 'w':
-			ctld.opt.workers = (int)strtol(optarg, &end, 10);
-			if (*end != '\0' || ctld.opt.workers < 1 ||
-			    ctld.opt.workers > ESGW_MAX_WORKERS) {
-				fprintf(stderr, "esgw-ctld: --workers must be 1..%d\n",
-					ESGW_MAX_WORKERS);
-				exit(2);
-			}
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			usage(stderr);
-			exit(2);
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "esgw-ctld: unexpected argument '%s'\n", argv[optind]);
-		exit(2);
-	}
-	/* The prefix names files ctld deletes on exit: keep it a plain word. */
-	if (ctld.opt.file_prefix[0] == '\0' || strpbrk(ctld.opt.file_prefix, "/*?[. ") != NULL) {
-		fprintf(stderr, "esgw-ctld: --file-prefix must be a plain non-empty word\n");
-		exit(2);
-	}
-	parse_placement(rxtx_cpu, router_cpu, worker_cpus);
-	if (ctld.opt.busy_poll && !ctld.opt.standalone) {
-		fprintf(stderr, "esgw-ctld: --busy-poll applies to --standalone only\n");
-		exit(2);
-	}
-	if (ctld.opt.bindir == NULL) {
-		ssize_t n = readlink("/proc/self/exe", self_dir, sizeof(self_dir) - 1);
-
-		self_dir[n > 0 ? n : 0] = '\0';
-		ctld.opt.bindir = n > 0 ? dirname(self_dir) : ".";
-	}
-	if (ctld.opt.log_dir == NULL)
-		ctld.opt.log_dir = ctld.opt.rundir;
-}
 
 /* --workers wins over the saved count; SAs on workers that no longer exist
  * move to the least loaded one. */
@@ -314,41 +67,64 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
-int main(int argc, char **argv)
+/* The saved configuration, with the worker count of the command line. */
+static void config_restore(void)
 {
-	ev_signal sigterm, sigint;
-	char err[512];
+	char err[256];
 
-	esgw_log_init("esgw-ctld");
-	parse_options(argc, argv);
-	signal(SIGPIPE, SIG_IGN);
-	ctld.loop = EV_DEFAULT;
 	ctld.config = config_load(ctld.opt.config_path);
-	{
-		/* A file from before the limits were checked at the API: say so,
-		 * the router will refuse it until it is fixed with esgwctl. */
-		char err[256];
-
-		if (config_check_limits(ctld.config, err, sizeof(err)) != ESGW__STATUS__STATUS_OK)
-			ESGW_WARN("%s: %s: the dataplane cannot apply it; change it with esgwctl",
-				  ctld.opt.config_path, err);
-	}
+	/* A file from before the limits were checked at the API: say so, the
+	 * router will refuse it until it is fixed with esgwctl. */
+	if (config_check_limits(ctld.config, err, sizeof(err)) != ESGW__STATUS__STATUS_OK)
+		ESGW_WARN("%s: %s: the dataplane cannot apply it; change it with esgwctl",
+			  ctld.opt.config_path, err);
 	apply_worker_count();
 	ctld.generation = 1;
-	dp_procs_init((int)ctld.config->workers);
-	if (ctld.opt.standalone) {
-		char dir[PATH_MAX];
+}
 
+/* The run directory, where the dataplane sockets (keys go through them) are
+ * created, and in standalone mode the log directory. 0, or -1 (logged). */
+static int prepare_dirs(void)
+{
+	char dir[PATH_MAX], err[512];
+
+	if (ctld.opt.standalone) {
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.rundir);
 		make_parent_dirs(dir);
 		snprintf(dir, sizeof(dir), "%s/", ctld.opt.log_dir);
 		make_parent_dirs(dir);
 	}
-	/* The dataplane sockets (keys go through them) are created there. */
 	if (esgw_listen_dir_check(ctld.opt.rundir, err, sizeof(err)) < 0) {
 		ESGW_ERR("run directory %s", err);
-		return 1;
+		return -1;
 	}
+	return 0;
+}
+
+static void shutdown_all(void)
+{
+	dataplane_sampler_stop();
+	server_close();
+	if (ctld.opt.standalone)
+		supervise_shutdown();
+	for (int i = 0; i < ctld.nprocs; i++)
+		dp_conn_close(&ctld.procs[i]);
+	config_free(ctld.config);
+	ESGW_INFO("stopped");
+}
+
+int main(int argc, char **argv)
+{
+	ev_signal sigterm, sigint;
+
+	esgw_log_init("esgw-ctld");
+	ctld_options_parse(argc, argv);
+	signal(SIGPIPE, SIG_IGN);
+	ctld.loop = EV_DEFAULT;
+	config_restore();
+	dp_procs_init((int)ctld.config->workers);
+	if (prepare_dirs() < 0)
+		return 1;
 	/* Handlers before the socket: a client that sees the socket may stop us. */
 	ev_signal_init(&sigterm, on_signal, SIGTERM);
 	ev_signal_init(&sigint, on_signal, SIGINT);
@@ -365,17 +141,8 @@ int main(int argc, char **argv)
 		  ctld.opt.standalone ? "standalone" : "systemd", ctld.config->workers,
 		  ctld.config->n_interfaces, ctld.config->n_sas);
 	if (ctld.opt.standalone)
-		log_placement();
-
+		ctld_options_log_placement();
 	ev_run(ctld.loop, 0);
-
-	dataplane_sampler_stop();
-	server_close();
-	if (ctld.opt.standalone)
-		supervise_shutdown();
-	for (int i = 0; i < ctld.nprocs; i++)
-		dp_disconnect(&ctld.procs[i]);
-	config_free(ctld.config);
-	ESGW_INFO("stopped");
+	shutdown_all();
 	return 0;
 }

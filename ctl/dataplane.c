@@ -20,8 +20,7 @@ struct sample {
 
 static struct sample prev[CTLD_MAX_PROCS], last[CTLD_MAX_PROCS];
 static ev_timer sampler;
-static void **arena;
-static size_t arena_len;
+static struct arena arena;
 
 static void sample_clear(struct sample *s)
 {
@@ -93,12 +92,7 @@ void dataplane_sampler_stop(void)
 
 static void *alloc(size_t size)
 {
-	void *p = calloc(1, size ? size : 1);
-
-	if (p == NULL)
-		abort();
-	array_append(&arena, &arena_len, p);
-	return p;
+	return arena_alloc(&arena, size);
 }
 
 /* Counter differences; a counter that went backwards (reset) gives 0. */
@@ -235,7 +229,7 @@ void dataplane_show(Esgw__ShowReply *reply)
 		info->role = (char *)p->role;
 		info->worker = p->worker;
 		info->pid = p->pid;
-		info->state = (char *)proc_state_name(p->state);
+		info->state = (char *)dp_proc_state_name(p->state);
 		/* A sample of an instance that has since gone says nothing of this one. */
 		if (now != NULL && (p->pid <= 0 || now->pid == p->pid))
 			fill_rates(info, now, before);
@@ -245,9 +239,5 @@ void dataplane_show(Esgw__ShowReply *reply)
 
 void dataplane_show_free(void)
 {
-	for (size_t i = 0; i < arena_len; i++)
-		free(arena[i]);
-	free(arena);
-	arena = NULL;
-	arena_len = 0;
+	arena_free(&arena);
 }

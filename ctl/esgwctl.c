@@ -32,46 +32,44 @@ int connect_ctld(const char *path)
 	return fd;
 }
 
-int main(int argc, char **argv)
+/* Global options anywhere: `esgwctl --json show sa` and `esgwctl show sa
+ * --json`. The other words, in order, into words; their count. */
+static int global_options(int argc, char **argv, char **words, const char **socket_path, bool *json)
 {
-	const char *socket_path = getenv("ESGW_SOCKET");
-	char **words = calloc((size_t)argc + 1, sizeof(*words));
-	bool json = false;
-	int nwords = 0, fd, sent, sent_errno;
-	Esgw__Request req;
-	Esgw__Response *resp;
-	uint8_t *buf;
-	size_t len;
+	int nwords = 0;
 
-	if (words == NULL)
-		die(1, "out of memory");
-	/* Global options anywhere: `esgwctl --json show sa` and `esgwctl show sa --json`. */
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
-			json = true;
+			*json = true;
 		} else if (strcmp(argv[i], "--socket") == 0 || strcmp(argv[i], "-s") == 0) {
 			if (++i >= argc)
 				usage_error("--socket needs a path");
-			socket_path = argv[i];
+			*socket_path = argv[i];
 		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
-			socket_path = argv[i] + 9;
+			*socket_path = argv[i] + 9;
 		} else {
 			words[nwords++] = argv[i];
 		}
 	}
-	if (socket_path == NULL || socket_path[0] == '\0')
-		socket_path = DEFAULT_SOCKET;
-	if (stream_command(nwords, words, socket_path, json))
-		return 0;
-	if (!command_parse(nwords, words, &req)) {
-		command_help();
-		return 0;
-	}
+	if (*socket_path == NULL || (*socket_path)[0] == '\0')
+		*socket_path = DEFAULT_SOCKET;
+	return nwords;
+}
+
+/* Send req (its keys wiped once sent) and read the answer; exits with a
+ * message when there is none. */
+static Esgw__Response *exchange(const char *socket_path, Esgw__Request *req)
+{
+	int fd, sent, sent_errno;
+	Esgw__Response *resp;
+	uint8_t *buf;
+	size_t len;
+
 	fd = connect_ctld(socket_path);
 	signal(SIGPIPE, SIG_IGN); /* a peer that closed is an error message, not a kill */
-	sent = esgw_msg_write(fd, &req.base, 5000);
+	sent = esgw_msg_write(fd, &req->base, 5000);
 	sent_errno = errno;
-	command_wipe(&req);
+	command_wipe(req);
 	if (sent < 0) {
 		/* ctld closes a peer it refuses at once, maybe before the request
 		 * was sent: its answer, saying why, may be waiting all the same. */
@@ -87,6 +85,28 @@ int main(int argc, char **argv)
 	free(buf);
 	if (resp == NULL)
 		die(1, "esgw-ctld sent a malformed response");
+	return resp;
+}
+
+int main(int argc, char **argv)
+{
+	const char *socket_path = getenv("ESGW_SOCKET");
+	char **words = calloc((size_t)argc + 1, sizeof(*words));
+	bool json = false;
+	Esgw__Request req;
+	Esgw__Response *resp;
+	int nwords;
+
+	if (words == NULL)
+		die(1, "out of memory");
+	nwords = global_options(argc, argv, words, &socket_path, &json);
+	if (stream_command(nwords, words, socket_path, json))
+		return 0;
+	if (!command_parse(nwords, words, &req)) {
+		command_help();
+		return 0;
+	}
+	resp = exchange(socket_path, &req);
 	if (resp->status != ESGW__STATUS__STATUS_OK)
 		die(1, "%s", resp->error[0] ? resp->error : "request refused");
 	if (req.body_case == ESGW__REQUEST__BODY_SHOW)

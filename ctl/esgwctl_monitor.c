@@ -137,6 +137,56 @@ static void print_dataplane_table(const Esgw__ShowReply *reply)
 	}
 }
 
+/* One process of `monitor --json`: its rates, its totals and its SAs'. */
+static void json_dataplane_process(struct json *j, const Esgw__DataplaneInfo *p)
+{
+	json_object_begin(j);
+	json_kv_string(j, "name", p->name);
+	json_kv_string(j, "role", p->role);
+	json_kv_i64(j, "worker", p->worker);
+	json_kv_i64(j, "pid", p->pid);
+	json_kv_string(j, "state", p->state);
+	json_kv_double(j, "interval", p->interval);
+	json_kv_double(j, "rx_pps", p->rx_packets_per_second);
+	json_kv_double(j, "rx_bps", p->rx_bits_per_second);
+	json_kv_double(j, "tx_pps", p->tx_packets_per_second);
+	json_kv_double(j, "tx_bps", p->tx_bits_per_second);
+	json_kv_double(j, "busy", p->busy);
+	json_kv_double(j, "idle", p->interval > 0 ? 1 - p->busy : 0);
+	json_kv_double(j, "cycles_per_packet", p->cycles_per_packet);
+	json_kv_double(j, "encrypt_cycles_per_packet", p->encrypt_cycles_per_packet);
+	json_kv_double(j, "decrypt_cycles_per_packet", p->decrypt_cycles_per_packet);
+	json_kv_double(j, "encrypt_pps", p->encrypt_packets_per_second);
+	json_kv_double(j, "decrypt_pps", p->decrypt_packets_per_second);
+	json_kv_u64(j, "tsc_hz", p->tsc_hz);
+	json_kv_u64(j, "loop_cycles", p->loop_cycles);
+	json_kv_u64(j, "busy_cycles", p->busy_cycles);
+	json_kv_u64(j, "busy_packets", p->busy_packets);
+	json_kv_u64(j, "encrypt_cycles", p->encrypt_cycles);
+	json_kv_u64(j, "encrypt_packets", p->encrypt_packets);
+	json_kv_u64(j, "decrypt_cycles", p->decrypt_cycles);
+	json_kv_u64(j, "decrypt_packets", p->decrypt_packets);
+	json_kv_u64(j, "driver_cycles", p->driver_cycles);
+	json_kv_u64(j, "esp_cycles", p->esp_cycles);
+	json_key(j, "sas");
+	json_array_begin(j);
+	for (size_t k = 0; k < p->n_sas; k++) {
+		const Esgw__SaRate *s = p->sas[k];
+
+		json_object_begin(j);
+		json_kv_u64(j, "id", s->id);
+		json_kv_string(j, "tunnel", s->tunnel);
+		json_kv_i64(j, "worker", p->worker);
+		json_kv_double(j, "pps", s->packets_per_second);
+		json_kv_double(j, "bps", s->bits_per_second);
+		json_kv_u64(j, "packets", s->packets);
+		json_kv_u64(j, "bytes", s->bytes);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_object_end(j);
+}
+
 static void print_dataplane_json(const Esgw__ShowReply *reply, double at)
 {
 	struct json j;
@@ -146,55 +196,8 @@ static void print_dataplane_json(const Esgw__ShowReply *reply, double at)
 	json_kv_double(&j, "time", at);
 	json_key(&j, "processes");
 	json_array_begin(&j);
-	for (size_t i = 0; i < reply->n_dataplane; i++) {
-		const Esgw__DataplaneInfo *p = reply->dataplane[i];
-
-		json_object_begin(&j);
-		json_kv_string(&j, "name", p->name);
-		json_kv_string(&j, "role", p->role);
-		json_kv_i64(&j, "worker", p->worker);
-		json_kv_i64(&j, "pid", p->pid);
-		json_kv_string(&j, "state", p->state);
-		json_kv_double(&j, "interval", p->interval);
-		json_kv_double(&j, "rx_pps", p->rx_packets_per_second);
-		json_kv_double(&j, "rx_bps", p->rx_bits_per_second);
-		json_kv_double(&j, "tx_pps", p->tx_packets_per_second);
-		json_kv_double(&j, "tx_bps", p->tx_bits_per_second);
-		json_kv_double(&j, "busy", p->busy);
-		json_kv_double(&j, "idle", p->interval > 0 ? 1 - p->busy : 0);
-		json_kv_double(&j, "cycles_per_packet", p->cycles_per_packet);
-		json_kv_double(&j, "encrypt_cycles_per_packet", p->encrypt_cycles_per_packet);
-		json_kv_double(&j, "decrypt_cycles_per_packet", p->decrypt_cycles_per_packet);
-		json_kv_double(&j, "encrypt_pps", p->encrypt_packets_per_second);
-		json_kv_double(&j, "decrypt_pps", p->decrypt_packets_per_second);
-		json_kv_u64(&j, "tsc_hz", p->tsc_hz);
-		json_kv_u64(&j, "loop_cycles", p->loop_cycles);
-		json_kv_u64(&j, "busy_cycles", p->busy_cycles);
-		json_kv_u64(&j, "busy_packets", p->busy_packets);
-		json_kv_u64(&j, "encrypt_cycles", p->encrypt_cycles);
-		json_kv_u64(&j, "encrypt_packets", p->encrypt_packets);
-		json_kv_u64(&j, "decrypt_cycles", p->decrypt_cycles);
-		json_kv_u64(&j, "decrypt_packets", p->decrypt_packets);
-		json_kv_u64(&j, "driver_cycles", p->driver_cycles);
-		json_kv_u64(&j, "esp_cycles", p->esp_cycles);
-		json_key(&j, "sas");
-		json_array_begin(&j);
-		for (size_t k = 0; k < p->n_sas; k++) {
-			const Esgw__SaRate *s = p->sas[k];
-
-			json_object_begin(&j);
-			json_kv_u64(&j, "id", s->id);
-			json_kv_string(&j, "tunnel", s->tunnel);
-			json_kv_i64(&j, "worker", p->worker);
-			json_kv_double(&j, "pps", s->packets_per_second);
-			json_kv_double(&j, "bps", s->bits_per_second);
-			json_kv_u64(&j, "packets", s->packets);
-			json_kv_u64(&j, "bytes", s->bytes);
-			json_object_end(&j);
-		}
-		json_array_end(&j);
-		json_object_end(&j);
-	}
+	for (size_t i = 0; i < reply->n_dataplane; i++)
+		json_dataplane_process(&j, reply->dataplane[i]);
 	json_array_end(&j);
 	json_object_end(&j);
 	json_finish(&j);

@@ -404,12 +404,9 @@ static void print_workers(const Esgw__ShowReply *reply, struct json *j)
 	doc_list_end(j, &t);
 }
 
-static void print_stats(const Esgw__ShowReply *reply, struct json *j)
+/* Every process's drops, reason by reason. */
+static void drop_totals(const Esgw__ShowReply *reply, uint64_t totals[ESGW_DROP_MAX])
 {
-	struct table t = {.ncols = 4, .head = {"PROCESS", "PID", "STATE", "RESTARTS"}};
-	uint64_t totals[ESGW_DROP_MAX] = {0};
-	char *total_line = NULL;
-
 	for (size_t i = 0; i < reply->n_processes; i++) {
 		const Esgw__ProcessInfo *p = reply->processes[i];
 
@@ -418,41 +415,57 @@ static void print_stats(const Esgw__ShowReply *reply, struct json *j)
 				if (strcmp(p->counters[k]->name, esgw_drop_name(d)) == 0)
 					totals[d] += p->counters[k]->value;
 	}
+}
+
+static void json_stats(const Esgw__ShowReply *reply, const uint64_t totals[ESGW_DROP_MAX],
+		       struct json *j)
+{
 	doc_list_begin(j, "processes");
 	for (size_t i = 0; i < reply->n_processes; i++) {
 		const Esgw__ProcessInfo *p = reply->processes[i];
 
-		if (j) {
-			json_object_begin(j);
-			json_kv_string(j, "role", p->role);
-			json_kv_i64(j, "worker", p->worker);
-			json_kv_i64(j, "pid", p->pid);
-			json_kv_string(j, "state", p->state);
-			json_kv_u64(j, "restarts", p->restarts);
-			json_kv_double(j, "backoff", p->backoff);
-			json_counters(j, "counters", p->counters, p->n_counters);
-			json_object_end(j);
-			continue;
-		}
+		json_object_begin(j);
+		json_kv_string(j, "role", p->role);
+		json_kv_i64(j, "worker", p->worker);
+		json_kv_i64(j, "pid", p->pid);
+		json_kv_string(j, "state", p->state);
+		json_kv_u64(j, "restarts", p->restarts);
+		json_kv_double(j, "backoff", p->backoff);
+		json_counters(j, "counters", p->counters, p->n_counters);
+		json_object_end(j);
+	}
+	json_array_end(j);
+	json_key(j, "drops");
+	json_object_begin(j);
+	for (int d = 0; d < ESGW_DROP_MAX; d++)
+		json_kv_u64(j, esgw_drop_name(d), totals[d]);
+	json_object_end(j);
+	json_key(j, "mbuf_pool");
+	json_object_begin(j);
+	json_kv_u64(j, "size", reply->mbuf_pool ? reply->mbuf_pool->size : 0);
+	json_kv_u64(j, "in_use", reply->mbuf_pool ? reply->mbuf_pool->in_use : 0);
+	json_object_end(j);
+	json_object_end(j);
+}
+
+static void print_stats(const Esgw__ShowReply *reply, struct json *j)
+{
+	struct table t = {.ncols = 4, .head = {"PROCESS", "PID", "STATE", "RESTARTS"}};
+	uint64_t totals[ESGW_DROP_MAX] = {0};
+	char *total_line = NULL;
+
+	drop_totals(reply, totals);
+	if (j) {
+		json_stats(reply, totals, j);
+		return;
+	}
+	for (size_t i = 0; i < reply->n_processes; i++) {
+		const Esgw__ProcessInfo *p = reply->processes[i];
+
 		table_row(&t, nonzero_counters(p->counters, p->n_counters, ""),
 			  p->worker >= 0 ? fmt("%s-%d", p->role, p->worker) : fmt("%s", p->role),
 			  p->pid > 0 ? fmt("%d", p->pid) : fmt("-"), dash(p->state),
 			  fmt("%u", p->restarts));
-	}
-	if (j) {
-		json_array_end(j);
-		json_key(j, "drops");
-		json_object_begin(j);
-		for (int d = 0; d < ESGW_DROP_MAX; d++)
-			json_kv_u64(j, esgw_drop_name(d), totals[d]);
-		json_object_end(j);
-		json_key(j, "mbuf_pool");
-		json_object_begin(j);
-		json_kv_u64(j, "size", reply->mbuf_pool ? reply->mbuf_pool->size : 0);
-		json_kv_u64(j, "in_use", reply->mbuf_pool ? reply->mbuf_pool->in_use : 0);
-		json_object_end(j);
-		json_object_end(j);
-		return;
 	}
 	table_print(&t);
 	if (reply->mbuf_pool != NULL && reply->mbuf_pool->size != 0)
@@ -521,6 +534,35 @@ static void print_config_commands(const Esgw__Config *c)
 	print_neighbor_commands(c);
 }
 
+/* An interface and an SA of `show config --json` (no keys). */
+static void json_config_interface(struct json *j, const Esgw__Interface *in)
+{
+	json_object_begin(j);
+	json_kv_string(j, "name", in->name);
+	json_kv_string(j, "devargs", in->devargs);
+	json_addresses(j, in);
+	json_kv_u64(j, "mtu", in->mtu);
+	json_object_end(j);
+}
+
+static void json_config_sa(struct json *j, const Esgw__Sa *sa)
+{
+	json_object_begin(j);
+	json_kv_u64(j, "id", sa->id);
+	json_kv_u64(j, "spi", sa->spi);
+	json_kv_string(j, "algorithm", alg_name(sa->algorithm));
+	json_kv_u64(j, "replay_window", sa->replay_window);
+	json_kv_i64(j, "worker", sa->worker);
+	json_kv_u64(j, "slot", sa->slot);
+	json_kv_bool(j, "esn", sa->esn);
+	json_lifetime(j, "lifetime_soft", sa->lifetime_soft);
+	json_lifetime(j, "lifetime_hard", sa->lifetime_hard);
+	json_kv_bool(j, "udp_encap", sa->udp_encap);
+	json_kv_u64(j, "udp_sport", sa->udp_sport);
+	json_kv_u64(j, "udp_dport", sa->udp_dport);
+	json_object_end(j);
+}
+
 static void print_config(const Esgw__ShowReply *reply, struct json *j)
 {
 	const Esgw__Config *c = reply->config;
@@ -538,14 +580,8 @@ static void print_config(const Esgw__ShowReply *reply, struct json *j)
 	json_kv_u64(j, "workers", c->workers);
 	json_key(j, "interfaces");
 	json_array_begin(j);
-	for (size_t i = 0; i < c->n_interfaces; i++) {
-		json_object_begin(j);
-		json_kv_string(j, "name", c->interfaces[i]->name);
-		json_kv_string(j, "devargs", c->interfaces[i]->devargs);
-		json_addresses(j, c->interfaces[i]);
-		json_kv_u64(j, "mtu", c->interfaces[i]->mtu);
-		json_object_end(j);
-	}
+	for (size_t i = 0; i < c->n_interfaces; i++)
+		json_config_interface(j, c->interfaces[i]);
 	json_array_end(j);
 	json_key(j, "routes");
 	json_array_begin(j);
@@ -554,24 +590,8 @@ static void print_config(const Esgw__ShowReply *reply, struct json *j)
 	json_array_end(j);
 	json_key(j, "sas");
 	json_array_begin(j);
-	for (size_t i = 0; i < c->n_sas; i++) {
-		const Esgw__Sa *sa = c->sas[i];
-
-		json_object_begin(j);
-		json_kv_u64(j, "id", sa->id);
-		json_kv_u64(j, "spi", sa->spi);
-		json_kv_string(j, "algorithm", alg_name(sa->algorithm));
-		json_kv_u64(j, "replay_window", sa->replay_window);
-		json_kv_i64(j, "worker", sa->worker);
-		json_kv_u64(j, "slot", sa->slot);
-		json_kv_bool(j, "esn", sa->esn);
-		json_lifetime(j, "lifetime_soft", sa->lifetime_soft);
-		json_lifetime(j, "lifetime_hard", sa->lifetime_hard);
-		json_kv_bool(j, "udp_encap", sa->udp_encap);
-		json_kv_u64(j, "udp_sport", sa->udp_sport);
-		json_kv_u64(j, "udp_dport", sa->udp_dport);
-		json_object_end(j);
-	}
+	for (size_t i = 0; i < c->n_sas; i++)
+		json_config_sa(j, c->sas[i]);
 	json_array_end(j);
 	json_key(j, "tunnels");
 	json_array_begin(j);

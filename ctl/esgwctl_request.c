@@ -13,7 +13,6 @@
 #include "esgw_limits.h"
 #include "validate.h"
 
-
 static const char help_text[] =
 	"usage: esgwctl [--socket PATH] [--json] COMMAND\n"
 	"  interface add NAME DEVARGS [mtu N]      e.g. interface add wan net_af_packet0,iface=eth1\n"
@@ -294,6 +293,65 @@ static void lifetime_option(struct words *w, Esgw__Sa *sa, const char *kw)
 		(*lp)->seconds = v;
 }
 
+/* The value of "esn on|off" and of "encap udp". */
+static bool esn_option(struct words *w)
+{
+	const char *v = next_word(w, "on or off");
+
+	if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+		usage_error("esn: expected on or off, got '%s'", v);
+	return strcmp(v, "on") == 0;
+}
+
+static bool encap_option(struct words *w)
+{
+	const char *v = next_word(w, "udp");
+
+	if (strcmp(v, "udp") != 0)
+		usage_error("encap: only 'udp' (RFC 3948), not '%s'", v);
+	return true;
+}
+
+/* One keyword of `sa add` (kw, its value next in w) into sa. */
+static void sa_add_option(struct words *w, Esgw__Sa *sa, const char *kw, bool *have_spi)
+{
+	if (strcmp(kw, "spi") == 0) {
+		sa->spi = number_word(w, "spi", UINT32_MAX);
+		*have_spi = true;
+	} else if (strcmp(kw, "alg") == 0) {
+		const char *name = next_word(w, "algorithm");
+
+		sa->algorithm = esgw_algorithm_parse(name);
+		if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
+			usage_error("unknown algorithm '%s' (%s)", name, esgw_algorithm_list());
+	} else if (strcmp(kw, "crypto-key") == 0) {
+		key_option(w, &sa->crypto_key, "crypto-key");
+	} else if (strcmp(kw, "integ-key") == 0) {
+		key_option(w, &sa->integ_key, "integ-key");
+	} else if (strcmp(kw, "salt") == 0) {
+		key_option(w, &sa->salt, "salt");
+	} else if (strcmp(kw, "key-file") == 0) {
+		esgwctl_key_file(next_word(w, "key-file PATH"), &sa->crypto_key, &sa->integ_key,
+				 &sa->salt);
+	} else if (strcmp(kw, "replay-window") == 0) {
+		sa->replay_window = number_word(w, "replay-window", UINT32_MAX);
+	} else if (strcmp(kw, "worker") == 0) {
+		sa->worker = (int32_t)number_word(w, "worker", 255);
+	} else if (strcmp(kw, "esn") == 0) {
+		sa->esn = esn_option(w);
+	} else if (strncmp(kw, "lifetime-", 9) == 0) {
+		lifetime_option(w, sa, kw);
+	} else if (strcmp(kw, "encap") == 0) {
+		sa->udp_encap = encap_option(w);
+	} else if (strcmp(kw, "sport") == 0) {
+		sa->udp_sport = number_word(w, "sport", 65535);
+	} else if (strcmp(kw, "dport") == 0) {
+		sa->udp_dport = number_word(w, "dport", 65535);
+	} else {
+		usage_error("sa add: unknown option '%s'", kw);
+	}
+}
+
 static void sa_add_cmd(struct words *w, Esgw__Request *req)
 {
 	Esgw__Sa *sa = zalloc(sizeof(*sa));
@@ -304,60 +362,15 @@ static void sa_add_cmd(struct words *w, Esgw__Request *req)
 	esgw__sa__init(sa);
 	sa->worker = -1; /* least loaded */
 	sa->id = number_word(w, "SA id", UINT32_MAX);
-	while (w->i < w->argc) {
-		const char *kw = next_word(w, "option");
-
-		if (strcmp(kw, "spi") == 0) {
-			sa->spi = number_word(w, "spi", UINT32_MAX);
-			have_spi = true;
-		} else if (strcmp(kw, "alg") == 0) {
-			const char *name = next_word(w, "algorithm");
-
-			sa->algorithm = esgw_algorithm_parse(name);
-			if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
-				usage_error("unknown algorithm '%s' (%s)", name,
-					    esgw_algorithm_list());
-		} else if (strcmp(kw, "crypto-key") == 0) {
-			key_option(w, &sa->crypto_key, "crypto-key");
-		} else if (strcmp(kw, "integ-key") == 0) {
-			key_option(w, &sa->integ_key, "integ-key");
-		} else if (strcmp(kw, "salt") == 0) {
-			key_option(w, &sa->salt, "salt");
-		} else if (strcmp(kw, "key-file") == 0) {
-			esgwctl_key_file(next_word(w, "key-file PATH"), &sa->crypto_key,
-					 &sa->integ_key, &sa->salt);
-		} else if (strcmp(kw, "replay-window") == 0) {
-			sa->replay_window = number_word(w, "replay-window", UINT32_MAX);
-		} else if (strcmp(kw, "worker") == 0) {
-			sa->worker = (int32_t)number_word(w, "worker", 255);
-		} else if (strcmp(kw, "esn") == 0) {
-			const char *v = next_word(w, "on or off");
-
-			if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
-				usage_error("esn: expected on or off, got '%s'", v);
-			sa->esn = strcmp(v, "on") == 0;
-		} else if (strncmp(kw, "lifetime-", 9) == 0) {
-			lifetime_option(w, sa, kw);
-		} else if (strcmp(kw, "encap") == 0) {
-			const char *v = next_word(w, "udp");
-
-			if (strcmp(v, "udp") != 0)
-				usage_error("encap: only 'udp' (RFC 3948), not '%s'", v);
-			sa->udp_encap = true;
-		} else if (strcmp(kw, "sport") == 0) {
-			sa->udp_sport = number_word(w, "sport", 65535);
-		} else if (strcmp(kw, "dport") == 0) {
-			sa->udp_dport = number_word(w, "dport", 65535);
-		} else {
-			usage_error("sa add: unknown option '%s'", kw);
-		}
-	}
+	while (w->i < w->argc)
+		sa_add_option(w, sa, next_word(w, "option"), &have_spi);
 	if (!have_spi)
 		usage_error("sa add: missing spi SPI");
 	if (sa->algorithm == ESGW__ALGORITHM__ALGORITHM_UNSPECIFIED)
 		usage_error("sa add: missing alg ALG (%s)", esgw_algorithm_list());
 	/* NULL encryption (RFC 2410) is the one kind without a crypto key. */
-	if (sa->crypto_key.data == NULL && strncmp(esgw_algorithm_name(sa->algorithm), "null-", 5) != 0)
+	if (sa->crypto_key.data == NULL &&
+	    strncmp(esgw_algorithm_name(sa->algorithm), "null-", 5) != 0)
 		usage_error("sa add: missing crypto-key HEX");
 	if (esgw_check_sa(sa, err, sizeof(err)) < 0)
 		usage_error("%s", err);
@@ -453,68 +466,78 @@ static void workers_cmd(struct words *w, Esgw__Request *req)
 	req->workers_set = ws;
 }
 
+static void tunnel_add_cmd(struct words *w, Esgw__Request *req)
+{
+	Esgw__Tunnel *t = zalloc(sizeof(*t));
+	bool have_out = false;
+
+	w->command = "tunnel add";
+	esgw__tunnel__init(t);
+	t->name = (char *)name_word(w, "tunnel name");
+	while (w->i < w->argc) {
+		const char *kw = next_word(w, "option");
+
+		if (strcmp(kw, "local") == 0) {
+			t->local = (char *)address_word(w, "local address");
+		} else if (strcmp(kw, "remote") == 0) {
+			t->remote = (char *)address_word(w, "remote address");
+		} else if (strcmp(kw, "sa-out") == 0) {
+			t->sa_out = number_word(w, "sa-out", UINT32_MAX);
+			have_out = true;
+		} else if (strcmp(kw, "sa-in") == 0) {
+			t->sa_in = id_list(next_word(w, "sa-in ID[,ID...]"), &t->n_sa_in);
+		} else {
+			usage_error("tunnel add: unknown option '%s'", kw);
+		}
+	}
+	if (t->local[0] == '\0')
+		usage_error("tunnel add: missing local ADDR");
+	if (t->remote[0] == '\0')
+		usage_error("tunnel add: missing remote ADDR");
+	if (!have_out)
+		usage_error("tunnel add: missing sa-out ID");
+	if (t->n_sa_in == 0)
+		usage_error("tunnel add: missing sa-in ID[,ID...]");
+	req->body_case = ESGW__REQUEST__BODY_TUNNEL_ADD;
+	req->tunnel_add = t;
+}
+
+static void tunnel_set_cmd(struct words *w, Esgw__Request *req)
+{
+	Esgw__Tunnel *t = zalloc(sizeof(*t));
+
+	w->command = "tunnel set";
+	esgw__tunnel__init(t);
+	t->name = (char *)name_word(w, "tunnel name");
+	while (w->i < w->argc) {
+		const char *kw = next_word(w, "option");
+
+		if (strcmp(kw, "sa-out") == 0) {
+			t->sa_out = number_word(w, "sa-out", UINT32_MAX);
+			if (t->sa_out == 0)
+				usage_error("sa-out: SA id 0 is reserved");
+		} else if (strcmp(kw, "sa-in") == 0) {
+			t->sa_in = id_list(next_word(w, "sa-in ID[,ID...]"), &t->n_sa_in);
+		} else {
+			usage_error("tunnel set: unknown option '%s' (sa-out ID, sa-in "
+				    "ID[,ID...])",
+				    kw);
+		}
+	}
+	if (t->sa_out == 0 && t->n_sa_in == 0)
+		usage_error("tunnel set: give sa-out ID and/or sa-in ID[,ID...]");
+	req->body_case = ESGW__REQUEST__BODY_TUNNEL_SET;
+	req->tunnel_set = t;
+}
+
 static void tunnel_cmd(struct words *w, Esgw__Request *req)
 {
 	const char *verb = next_word(w, "add, set or del");
 
 	if (strcmp(verb, "add") == 0) {
-		Esgw__Tunnel *t = zalloc(sizeof(*t));
-		bool have_out = false;
-
-		w->command = "tunnel add";
-		esgw__tunnel__init(t);
-		t->name = (char *)name_word(w, "tunnel name");
-		while (w->i < w->argc) {
-			const char *kw = next_word(w, "option");
-
-			if (strcmp(kw, "local") == 0) {
-				t->local = (char *)address_word(w, "local address");
-			} else if (strcmp(kw, "remote") == 0) {
-				t->remote = (char *)address_word(w, "remote address");
-			} else if (strcmp(kw, "sa-out") == 0) {
-				t->sa_out = number_word(w, "sa-out", UINT32_MAX);
-				have_out = true;
-			} else if (strcmp(kw, "sa-in") == 0) {
-				t->sa_in = id_list(next_word(w, "sa-in ID[,ID...]"), &t->n_sa_in);
-			} else {
-				usage_error("tunnel add: unknown option '%s'", kw);
-			}
-		}
-		if (t->local[0] == '\0')
-			usage_error("tunnel add: missing local ADDR");
-		if (t->remote[0] == '\0')
-			usage_error("tunnel add: missing remote ADDR");
-		if (!have_out)
-			usage_error("tunnel add: missing sa-out ID");
-		if (t->n_sa_in == 0)
-			usage_error("tunnel add: missing sa-in ID[,ID...]");
-		req->body_case = ESGW__REQUEST__BODY_TUNNEL_ADD;
-		req->tunnel_add = t;
+		tunnel_add_cmd(w, req);
 	} else if (strcmp(verb, "set") == 0) {
-		Esgw__Tunnel *t = zalloc(sizeof(*t));
-
-		w->command = "tunnel set";
-		esgw__tunnel__init(t);
-		t->name = (char *)name_word(w, "tunnel name");
-		while (w->i < w->argc) {
-			const char *kw = next_word(w, "option");
-
-			if (strcmp(kw, "sa-out") == 0) {
-				t->sa_out = number_word(w, "sa-out", UINT32_MAX);
-				if (t->sa_out == 0)
-					usage_error("sa-out: SA id 0 is reserved");
-			} else if (strcmp(kw, "sa-in") == 0) {
-				t->sa_in = id_list(next_word(w, "sa-in ID[,ID...]"), &t->n_sa_in);
-			} else {
-				usage_error("tunnel set: unknown option '%s' (sa-out ID, sa-in "
-					    "ID[,ID...])",
-					    kw);
-			}
-		}
-		if (t->sa_out == 0 && t->n_sa_in == 0)
-			usage_error("tunnel set: give sa-out ID and/or sa-in ID[,ID...]");
-		req->body_case = ESGW__REQUEST__BODY_TUNNEL_SET;
-		req->tunnel_set = t;
+		tunnel_set_cmd(w, req);
 	} else if (strcmp(verb, "del") == 0) {
 		Esgw__NameRef *ref = zalloc(sizeof(*ref));
 

@@ -47,7 +47,7 @@ static int neighbor_index(const char *interface, const char *address)
 	return -1;
 }
 
-Esgw__Neighbor *state_neighbor_of_interface(const char *interface)
+Esgw__Neighbor *neighbor_of_interface(const char *interface)
 {
 	for (size_t i = 0; i < ctld.config->n_neighbors; i++)
 		if (strcmp(ctld.config->neighbors[i]->interface, interface) == 0)
@@ -74,7 +74,8 @@ Esgw__Status neighbor_add_handle(const Esgw__Request *req, Esgw__Response *resp,
 		return ESGW__STATUS__STATUS_NOT_FOUND;
 	}
 	if (neighbor_index(n->interface, addr) >= 0) {
-		snprintf(err, errlen, "interface %s already has a static neighbor %s: delete it first",
+		snprintf(err, errlen,
+			 "interface %s already has a static neighbor %s: delete it first",
 			 n->interface, addr);
 		return ESGW__STATUS__STATUS_ALREADY_EXISTS;
 	}

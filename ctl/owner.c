@@ -64,7 +64,8 @@ Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *re
 
 	(void)resp;
 	if (r->owner[0] == '\0') {
-		snprintf(err, errlen, "owner reconcile needs an owner name (manual objects have none)");
+		snprintf(err, errlen,
+			 "owner reconcile needs an owner name (manual objects have none)");
 		return ESGW__STATUS__STATUS_INVALID_ARGUMENT;
 	}
 	for (size_t i = ctld.config->n_policies; i-- > 0;) {
@@ -83,7 +84,7 @@ Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *re
 		if (!owned(t->owner, r->owner) ||
 		    listed_name(r->keep_tunnels, r->n_keep_tunnels, t->name))
 			continue;
-		if (route_uses_tunnel(t->name) || state_policy_of_tunnel(t->name) != NULL) {
+		if (route_uses_tunnel(t->name) || policy_of_tunnel(t->name) != NULL) {
 			kept++; /* an operator's route or policy points at it */
 			continue;
 		}
@@ -98,7 +99,8 @@ Esgw__Status owner_reconcile_handle(const Esgw__Request *req, Esgw__Response *re
 		if (!owned(sa->owner, r->owner) || listed_id(r->keep_sas, r->n_keep_sas, sa->id))
 			continue;
 		in = state_tunnel_in(sa->id);
-		if (state_tunnel_out(sa->id) != NULL || (in != NULL && !unlink_inbound(in, sa->id))) {
+		if (state_tunnel_out(sa->id) != NULL ||
+		    (in != NULL && !unlink_inbound(in, sa->id))) {
 			kept++;
 			continue;
 		}

@@ -13,18 +13,17 @@
 #include "log.h"
 #include "validate.h"
 
-/* Canonical prefix with host bits cleared: "192.168.1.7/24" -> "192.168.1.0/24". */
+/* Canonical IPv4 prefix with host bits cleared: "192.168.1.7/24" ->
+ * "192.168.1.0/24". */
 static void canonical_selector_prefix(char **field)
 {
-	char buf[32], a[16];
-	uint32_t addr;
-	uint8_t len;
+	char buf[ESGW_ADDR_STRLEN];
+	struct esgw_addr a;
 
-	if ((*field)[0] == '\0' || esgw_parse_prefix(*field, &addr, &len) < 0)
+	if ((*field)[0] == '\0' || esgw_addr_parse(*field, &a) < 0 || a.family != 4)
 		return;
-	addr &= esgw_prefix_mask(len);
-	snprintf(buf, sizeof(buf), "%s/%u", esgw_fmt_ipv4(addr, a), len);
-	str_set(field, buf);
+	esgw_addr_clear_host(&a);
+	str_set(field, esgw_addr_format(&a, 1, buf));
 }
 
 static void policy_remove(const char *name)
@@ -97,7 +96,7 @@ Esgw__Status policy_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	return ESGW__STATUS__STATUS_NOT_FOUND;
 }
 
-Esgw__Policy *state_policy_of_tunnel(const char *tunnel)
+Esgw__Policy *policy_of_tunnel(const char *tunnel)
 {
 	for (size_t i = 0; i < ctld.config->n_policies; i++)
 		if (strcmp(ctld.config->policies[i]->tunnel, tunnel) == 0)
@@ -105,7 +104,7 @@ Esgw__Policy *state_policy_of_tunnel(const char *tunnel)
 	return NULL;
 }
 
-Esgw__Tunnel *state_policy_tunnel_out(uint32_t sa_id)
+Esgw__Tunnel *policy_tunnel_out(uint32_t sa_id)
 {
 	for (size_t i = 0; i < ctld.config->n_policies; i++) {
 		const Esgw__Policy *p = ctld.config->policies[i];

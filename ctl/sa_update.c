@@ -18,13 +18,12 @@
 
 #define INVALID ESGW__STATUS__STATUS_INVALID_ARGUMENT
 
-/* The tunnels whose endpoints are the SA's (push.c gives the SA those of
+/* The tunnels whose endpoints are the SA's (dp_config.c gives the SA those of
  * the first): where it sends, where it receives, or the policy's it sends
  * for. */
 static size_t sa_tunnels(uint32_t id, Esgw__Tunnel *out[3])
 {
-	Esgw__Tunnel *all[3] = {state_tunnel_out(id), state_tunnel_in(id),
-				state_policy_tunnel_out(id)};
+	Esgw__Tunnel *all[3] = {state_tunnel_out(id), state_tunnel_in(id), policy_tunnel_out(id)};
 	size_t n = 0;
 
 	for (size_t i = 0; i < 3; i++) {

@@ -209,7 +209,7 @@ static int serve_frame(struct client *c, const uint8_t *msg, size_t len)
 		return reply_error(c, ESGW__STATUS__STATUS_MALFORMED,
 				   "malformed request: not an esgw Request message");
 	subscribe = req->body_case == ESGW__REQUEST__BODY_EVENTS_SUBSCRIBE;
-	handle_request(req, &resp, err, sizeof(err));
+	request_handle(req, &resp, err, sizeof(err));
 	wipe_request(req);
 	rc = reply(c, &resp);
 	/* After the OK: the subscriber sees it before any event. */
@@ -223,7 +223,7 @@ static int serve_frame(struct client *c, const uint8_t *msg, size_t len)
 			ev_timer_stop(ctld.loop, &c->idle); /* waiting for events is its job */
 		}
 	}
-	handle_response_free(&resp);
+	request_response_free(&resp);
 	return rc;
 }
 

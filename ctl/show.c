@@ -12,8 +12,7 @@
 #include "validate.h"
 
 /* Everything a reply allocates, freed by show_free(). */
-static void **arena;
-static size_t arena_len;
+static struct arena arena;
 static Esgw__Config *stripped_config;
 static Esgw__DpResponse *stats_cache[CTLD_MAX_PROCS];
 static bool stats_asked[CTLD_MAX_PROCS];
@@ -21,12 +20,7 @@ static Esgw__DpResponse *neighbors_resp;
 
 static void *alloc(size_t size)
 {
-	void *p = calloc(1, size ? size : 1);
-
-	if (p == NULL)
-		abort();
-	array_append(&arena, &arena_len, p);
-	return p;
+	return arena_alloc(&arena, size);
 }
 
 /* DpStats of process i, asked once per show. */
@@ -222,7 +216,7 @@ static void show_workers(Esgw__ShowReply *reply)
 				info->sas[info->n_sas++] = ctld.config->sas[k]->id;
 		if (i >= 0) {
 			info->pid = ctld.procs[i].pid;
-			info->state = (char *)proc_state_name(ctld.procs[i].state);
+			info->state = (char *)dp_proc_state_name(ctld.procs[i].state);
 		}
 		if (st != NULL) {
 			info->packets_encrypted =
@@ -265,7 +259,7 @@ static void show_processes(Esgw__ShowReply *reply)
 		info->role = (char *)p->role;
 		info->worker = p->worker;
 		info->pid = p->pid;
-		info->state = (char *)proc_state_name(p->state);
+		info->state = (char *)dp_proc_state_name(p->state);
 		info->restarts = p->restarts;
 		info->backoff = supervise_next_backoff(p);
 		if (p->worker >= 0)
@@ -292,7 +286,7 @@ static void show_neighbors(Esgw__ShowReply *reply)
 {
 	struct dp_proc *router = dp_proc_by_name("router");
 
-	neighbors_resp = router != NULL ? dp_neighbors(router) : NULL;
+	neighbors_resp = router != NULL ? dp_stats_neighbors(router) : NULL;
 	if (neighbors_resp != NULL) {
 		reply->n_neighbors = neighbors_resp->stats->n_neighbors; /* borrowed */
 		reply->neighbors = neighbors_resp->stats->neighbors;
@@ -391,11 +385,7 @@ void show_build(Esgw__ShowRequest__What what, Esgw__ShowReply *reply)
 void show_free(Esgw__ShowReply *reply)
 {
 	(void)reply;
-	for (size_t i = 0; i < arena_len; i++)
-		free(arena[i]);
-	free(arena);
-	arena = NULL;
-	arena_len = 0;
+	arena_free(&arena);
 	config_free(stripped_config);
 	stripped_config = NULL;
 	dataplane_show_free();
@@ -406,4 +396,25 @@ void show_free(Esgw__ShowReply *reply)
 		stats_cache[i] = NULL;
 		stats_asked[i] = false;
 	}
+}
+
+Esgw__Status show_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
+{
+	Esgw__ShowReply *reply;
+	Esgw__ShowRequest__What what = req->show->what;
+
+	if (what <= ESGW__SHOW_REQUEST__WHAT__WHAT_UNSPECIFIED ||
+	    (what > ESGW__SHOW_REQUEST__WHAT__WHAT_DATAPLANE &&
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_POLICIES &&
+	     what != ESGW__SHOW_REQUEST__WHAT__WHAT_NEIGHBORS)) {
+		snprintf(err, errlen, "show: unknown item %d", what);
+		return ESGW__STATUS__STATUS_INVALID_ARGUMENT;
+	}
+	reply = calloc(1, sizeof(*reply));
+	if (reply == NULL)
+		abort();
+	esgw__show_reply__init(reply);
+	show_build(what, reply);
+	resp->show = reply;
+	return ESGW__STATUS__STATUS_OK;
 }

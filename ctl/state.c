@@ -117,24 +117,6 @@ void *msg_clone(const void *msg)
 	return copy;
 }
 
-void sa_wipe_keys(Esgw__Sa *sa)
-{
-	if (sa->crypto_key.data)
-		explicit_bzero(sa->crypto_key.data, sa->crypto_key.len);
-	if (sa->integ_key.data)
-		explicit_bzero(sa->integ_key.data, sa->integ_key.len);
-	if (sa->salt.data)
-		explicit_bzero(sa->salt.data, sa->salt.len);
-}
-
-void sa_free(Esgw__Sa *sa)
-{
-	if (sa == NULL)
-		return;
-	sa_wipe_keys(sa);
-	esgw__sa__free_unpacked(sa, NULL);
-}
-
 Esgw__Config *config_new(void)
 {
 	Esgw__Config *c = calloc(1, sizeof(*c));

@@ -117,7 +117,7 @@ static void spawn(struct dp_proc *p)
 	/* A socket left by a killed instance must not pass for the new one's. */
 	snprintf(sock, sizeof(sock), "%s/%s.sock", ctld.opt.rundir, p->name);
 	unlink(sock);
-	dp_disconnect(p);
+	dp_conn_close(p);
 	pid = fork();
 	if (pid < 0) {
 		ESGW_ERR("cannot start %s: fork: %s", p->name, strerror(errno));
@@ -181,7 +181,7 @@ static void on_child_exit(struct ev_loop *loop, ev_child *w, int revents)
 			  WEXITSTATUS(status), up);
 	p->pid = 0;
 	p->term_sent_at = 0;
-	dp_disconnect(p);
+	dp_conn_close(p);
 	if (p == rxtx())
 		for (int i = 1; i < ctld.nprocs; i++)
 			terminate(&ctld.procs[i], true); /* they cannot outlive their primary */
@@ -215,7 +215,7 @@ static void check_started(struct dp_proc *p, double now)
 {
 	if (p->state != PROC_STARTING || p->pid <= 0 || p->stop_requested)
 		return;
-	if (dp_connect(p) == 0) {
+	if (dp_conn_open(p) == 0) {
 		p->state = PROC_RUNNING;
 		p->running_since = now;
 		ESGW_INFO("%s is ready", p->name);
@@ -245,7 +245,7 @@ static void retire_workers(void)
 		}
 	}
 	while (ctld.nprocs > keep && ctld.procs[ctld.nprocs - 1].pid <= 0) {
-		dp_disconnect(&ctld.procs[ctld.nprocs - 1]);
+		dp_conn_close(&ctld.procs[ctld.nprocs - 1]);
 		ctld.nprocs--;
 	}
 }

@@ -67,7 +67,7 @@ static int unit_call(const char *method, const char *unit)
 #endif
 
 /* <rundir>/rxtx.env: ESGW_VDEVS="--vdev D1 --vdev D2". Devargs never hold
- * spaces or quotes (handlers.c refuses them), so systemd's word splitting of
+ * spaces or quotes (interface.c refuses them), so systemd's word splitting of
  * $ESGW_VDEVS gives rxtx exactly these arguments. Returns 1 if the file
  * changed, 0 if it already said this, -1 on error. */
 static int rxtx_env_write(void)

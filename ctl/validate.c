@@ -99,11 +99,9 @@ int esgw_check_address(const char *s, const char *what, char *err, size_t errlen
 
 int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 {
-	uint32_t addr;
-	uint8_t len, addr6[16];
+	struct esgw_addr a;
 
-	if ((esgw_parse_prefix(s, &addr, &len) < 0 && esgw_parse_prefix6(s, addr6, &len) < 0) ||
-	    strchr(s, '/') == NULL) {
+	if (esgw_addr_parse_prefix(s, &a) < 0) {
 		snprintf(err, errlen, "%s '%.64s' is not a prefix A.B.C.D/LEN or X:X::X/LEN", what,
 			 s ? s : "");
 		return -1;
@@ -111,25 +109,12 @@ int esgw_check_prefix(const char *s, const char *what, char *err, size_t errlen)
 	return 0;
 }
 
-int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
+/* The key, integrity key and salt lengths the SA's algorithm needs. */
+static int check_key_lengths(const Esgw__Sa *sa, const struct esp_alg_info *info, char *err,
+			     size_t errlen)
 {
 	size_t key = sa->crypto_key.len, integ = sa->integ_key.len, salt = sa->salt.len;
-	const struct esp_alg_info *info;
 
-	if (sa->id == 0) {
-		snprintf(err, errlen, "SA id 0 is reserved: use 1 or more");
-		return -1;
-	}
-	if (sa->spi < ESGW_MIN_SPI) {
-		snprintf(err, errlen, "SPI %u is reserved (RFC 4303): use %u or more", sa->spi,
-			 ESGW_MIN_SPI);
-		return -1;
-	}
-	info = esp_alg_lookup((unsigned int)sa->algorithm);
-	if (info == NULL) {
-		snprintf(err, errlen, "unknown algorithm (use one of: %s)", esgw_algorithm_list());
-		return -1;
-	}
 	if (info->salt_len != 0) {
 		/* AEAD: key and salt apart, or key || salt (RFC 4106 8.1, RFC 7634 2) */
 		if (integ != 0) {
@@ -159,7 +144,28 @@ int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
 				 info->name, info->key_len, info->integ_key_len, key, integ, salt);
 		return -1;
 	}
-	if (check_lifetimes(sa, err, errlen) < 0)
+	return 0;
+}
+
+int esgw_check_sa(const Esgw__Sa *sa, char *err, size_t errlen)
+{
+	const struct esp_alg_info *info;
+
+	if (sa->id == 0) {
+		snprintf(err, errlen, "SA id 0 is reserved: use 1 or more");
+		return -1;
+	}
+	if (sa->spi < ESGW_MIN_SPI) {
+		snprintf(err, errlen, "SPI %u is reserved (RFC 4303): use %u or more", sa->spi,
+			 ESGW_MIN_SPI);
+		return -1;
+	}
+	info = esp_alg_lookup((unsigned int)sa->algorithm);
+	if (info == NULL) {
+		snprintf(err, errlen, "unknown algorithm (use one of: %s)", esgw_algorithm_list());
+		return -1;
+	}
+	if (check_key_lengths(sa, info, err, errlen) < 0 || check_lifetimes(sa, err, errlen) < 0)
 		return -1;
 	if (sa->udp_sport > 65535 || sa->udp_dport > 65535 ||
 	    (!sa->udp_encap && (sa->udp_sport != 0 || sa->udp_dport != 0))) {

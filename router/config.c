@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Turns a pushed DpConfig into the router's tables: ports, FIB (local,
- * connected, static and tunnel routes), tunnels with their outer next hop, and
- * the inbound SPI table. The tables are built fresh and swapped in whole; the
- * data thread calls this between bursts, so packets never see a half-applied
+/* Turns a pushed DpConfig into the router's tables: the ports with their
+ * addresses here, then the FIBs (config_fib.c), the tunnels and SPI table
+ * (config_tunnel.c), the policies (spd.c) and static neighbours
+ * (neighbor.c). Addresses come in binary (proto/dataplane.proto): no part of
+ * it parses text. The tables are built fresh and swapped in whole; the data
+ * thread calls this between bursts, so packets never see a half-applied
  * configuration. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,23 +21,6 @@
 		snprintf(err, errlen, __VA_ARGS__);                                                \
 		goto fail;                                                                         \
 	} while (0)
-
-static uint32_t spi_hash(uint32_t spi)
-{
-	return spi * 2654435761u; /* Knuth's multiplicative hash spreads sequential SPIs */
-}
-
-const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi)
-{
-	if (t->sa_in == NULL)
-		return NULL;
-	for (uint32_t i = spi_hash(spi) & t->sa_in_mask;; i = (i + 1) & t->sa_in_mask) {
-		if (!t->sa_in[i].used)
-			return NULL;
-		if (t->sa_in[i].spi == spi)
-			return &t->sa_in[i];
-	}
-}
 
 uint32_t router_source_address(const struct router_tables *t, uint32_t dst)
 {
@@ -81,7 +66,7 @@ int router_port_by_name(const struct router_tables *t, const char *name)
 	return -1;
 }
 
-static const Esgw__DpSa *sa_by_id(const Esgw__DpConfig *cfg, uint32_t id)
+const Esgw__DpSa *router_sa_by_id(const Esgw__DpConfig *cfg, uint32_t id)
 {
 	for (size_t i = 0; i < cfg->n_sas; i++)
 		if (cfg->sas[i]->id == id)
@@ -94,6 +79,31 @@ int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name)
 	for (size_t i = 0; i < cfg->n_tunnels; i++)
 		if (strcmp(cfg->tunnels[i]->name, name) == 0)
 			return (int)i;
+	return -1;
+}
+
+/* An interface's addresses of either family into port. */
+static int port_addresses(struct router_port *port, const Esgw__DpInterface *ifc, char *err,
+			  size_t errlen)
+{
+	for (size_t a = 0; a < ifc->n_addresses; a++) {
+		const Esgw__DpPrefix *p = ifc->addresses[a];
+		struct esgw_addr in;
+
+		if (esgw_addr_from_bytes(&in, p->address.data, p->address.len, p->length) < 0 ||
+		    in.len == 0)
+			FAIL("interface %s: bad address (%zu bytes, length %u)", ifc->name,
+			     p->address.len, p->length);
+		if (in.family == 4) {
+			port->addrs[port->nb_addrs].addr = esgw_addr_ipv4(&in);
+			port->addrs[port->nb_addrs++].len = in.len;
+		} else {
+			memcpy(port->addrs6[port->nb_addrs6].addr, in.bytes, 16);
+			port->addrs6[port->nb_addrs6++].len = in.len;
+		}
+	}
+	return 0;
+fail:
 	return -1;
 }
 
@@ -130,216 +140,8 @@ static int add_ports(struct router_tables *t, const Esgw__DpConfig *cfg, char *e
 		if (port->tx_ring == NULL)
 			FAIL("interface %s: ring %s not found", ifc->name, ring_name);
 		esgw_ring_producer_recover(port->tx_ring); /* we are its one producer */
-		for (size_t a = 0; a < ifc->n_addresses; a++) {
-			uint32_t addr;
-			uint8_t len;
-
-			if (esgw_is_ipv6_text(ifc->addresses[a]))
-				continue; /* ipv6_tables_build */
-			if (esgw_parse_prefix(ifc->addresses[a], &addr, &len) < 0 || len == 0)
-				FAIL("interface %s: bad address %s", ifc->name, ifc->addresses[a]);
-			port->addrs[port->nb_addrs].addr = addr;
-			port->addrs[port->nb_addrs++].len = len;
-		}
-	}
-	return 0;
-fail:
-	return -1;
-}
-
-/* Local and connected routes from interface addresses. */
-static size_t interface_routes(const struct router_tables *t, struct fib_route *out)
-{
-	size_t n = 0;
-
-	for (uint16_t p = 0; p < ESGW_MAX_PORTS; p++) {
-		const struct router_port *port = &t->ports[p];
-
-		for (uint32_t a = 0; port->present && a < port->nb_addrs; a++) {
-			out[n++] = (struct fib_route){.prefix = port->addrs[a].addr,
-						      .len = 32,
-						      .kind = FIB_LOCAL,
-						      .port = p};
-			if (port->addrs[a].len < 32)
-				out[n++] = (struct fib_route){.prefix = port->addrs[a].addr,
-							      .len = port->addrs[a].len,
-							      .kind = FIB_CONNECTED,
-							      .port = p};
-		}
-	}
-	return n;
-}
-
-int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg,
-			const Esgw__Route *rc, int connected_port, uint8_t *kind, uint32_t *tunnel,
-			uint16_t *port, char *err, size_t errlen)
-{
-	if (rc->tunnel[0] != '\0') {
-		int tun = router_tunnel_by_name(cfg, rc->tunnel);
-
-		if (tun < 0)
-			FAIL("route %s: unknown tunnel %s", rc->prefix, rc->tunnel);
-		*kind = FIB_TUNNEL;
-		*tunnel = (uint32_t)tun;
-	} else if (rc->via[0] != '\0') {
-		int p = connected_port;
-
-		*kind = FIB_VIA;
-		if (rc->interface[0] != '\0') {
-			p = router_port_by_name(t, rc->interface);
-			if (p < 0)
-				FAIL("route %s: unknown interface %s", rc->prefix, rc->interface);
-		} else if (p < 0) {
-			FAIL("route %s: next hop %s is not on a connected subnet", rc->prefix,
-			     rc->via);
-		}
-		*port = (uint16_t)p;
-	} else {
-		FAIL("route %s: neither a next hop nor a tunnel", rc->prefix);
-	}
-	return 0;
-fail:
-	return -1;
-}
-
-static int build_fib(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen)
-{
-	struct fib connected = {0};
-	struct fib_route *routes;
-	size_t n, max = cfg->n_routes + 2 * ESGW_MAX_PORTS * ROUTER_MAX_ADDRS;
-
-	routes = calloc(max, sizeof(*routes));
-	if (routes == NULL)
-		FAIL("out of memory");
-	n = interface_routes(t, routes);
-	if (fib_build(&connected, routes, n) < 0)
-		FAIL("out of memory");
-	for (size_t i = 0; i < cfg->n_routes; i++) {
-		const Esgw__Route *rc = cfg->routes[i];
-		struct fib_route *rt = &routes[n];
-		const struct fib_route *on_link = NULL;
-
-		if (esgw_is_ipv6_text(rc->prefix))
-			continue; /* ipv6_tables_build */
-		if (esgw_parse_prefix(rc->prefix, &rt->prefix, &rt->len) < 0)
-			FAIL("route %s: bad prefix", rc->prefix);
-		if (rc->tunnel[0] == '\0' && rc->via[0] != '\0') {
-			if (esgw_parse_ipv4(rc->via, &rt->gateway) < 0)
-				FAIL("route %s: bad next hop %s", rc->prefix, rc->via);
-			on_link = fib_lookup(&connected, rt->gateway);
-		}
-		if (router_route_target(t, cfg, rc,
-					on_link && on_link->kind == FIB_CONNECTED ? on_link->port
-										  : -1,
-					&rt->kind, &rt->tunnel, &rt->port, err, errlen) < 0)
-			goto fail;
-		n++;
-	}
-	if (fib_build(&t->fib, routes, n) < 0)
-		FAIL("out of memory");
-	fib_free(&connected);
-	free(routes);
-	return 0;
-fail:
-	fib_free(&connected);
-	free(routes);
-	return -1;
-}
-
-static int sa_placement(const Esgw__DpSa *sa, char *err, size_t errlen)
-{
-	if (sa->slot >= ESGW_MAX_SA)
-		FAIL("SA %u: slot %u out of range", sa->id, sa->slot);
-	if (sa->worker >= ESGW_MAX_WORKERS)
-		FAIL("SA %u: worker %u out of range", sa->id, sa->worker);
-	return 0;
-fail:
-	return -1;
-}
-
-static int add_tunnels(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen)
-{
-	size_t nb_in = 0, size = 16;
-
-	t->tunnels = calloc(cfg->n_tunnels ? cfg->n_tunnels : 1, sizeof(*t->tunnels));
-	if (t->tunnels == NULL)
-		FAIL("out of memory");
-	for (size_t i = 0; i < cfg->n_tunnels; i++)
-		nb_in += cfg->tunnels[i]->n_sa_in;
-	while (size < 2 * nb_in)
-		size *= 2;
-	t->sa_in = calloc(size, sizeof(*t->sa_in));
-	if (t->sa_in == NULL)
-		FAIL("out of memory");
-	t->sa_in_mask = (uint32_t)size - 1;
-
-	for (size_t i = 0; i < cfg->n_tunnels; i++) {
-		const Esgw__Tunnel *tc = cfg->tunnels[i];
-		struct router_tunnel *tun = &t->tunnels[i];
-		const Esgw__DpSa *sa = sa_by_id(cfg, tc->sa_out);
-		const struct fib_route *outer;
-
-		if (strlen(tc->name) >= sizeof(tun->name))
-			FAIL("tunnel name too long: %s", tc->name);
-		strcpy(tun->name, tc->name);
-		if (esgw_is_ipv6_text(tc->local)) {
-			if (ipv6_tunnel_endpoints(t, tun, tc->local, tc->remote) < 0)
-				FAIL("tunnel %s: bad local or remote address", tc->name);
-		} else if (esgw_parse_ipv4(tc->local, &tun->local) < 0 ||
-			   esgw_parse_ipv4(tc->remote, &tun->remote) < 0) {
-			FAIL("tunnel %s: bad local or remote address", tc->name);
-		}
-		if (sa == NULL)
-			FAIL("tunnel %s: outbound SA %u not in the configuration", tc->name,
-			     tc->sa_out);
-		if (sa_placement(sa, err, errlen) < 0)
+		if (port_addresses(port, ifc, err, errlen) < 0)
 			return -1;
-		tun->sa_out_slot = sa->slot;
-		tun->worker = sa->worker;
-		tunnel_set_overhead(tun, (unsigned int)sa->algorithm); /* frag.c: inner MTU */
-
-		/* The outer packet leaves by a port route; a remote routed into a
-		 * tunnel (or to ourselves) would loop, so it stays unresolved and
-		 * its packets count as no_route. */
-		outer = tun->outer_ipv6 ? NULL : fib_lookup(&t->fib, tun->remote);
-		if (tun->outer_ipv6) {
-			if (!tun->outer_resolved)
-				ESGW_WARN("tunnel %s: no route over a port to remote %s", tc->name,
-					  tc->remote);
-		} else if (outer != NULL &&
-			   (outer->kind == FIB_CONNECTED || outer->kind == FIB_VIA)) {
-			tun->outer_resolved = 1;
-			tun->outer_port = outer->port;
-			tun->outer_nexthop = outer->kind == FIB_VIA ? outer->gateway : tun->remote;
-		} else {
-			ESGW_WARN("tunnel %s: no route over a port to remote %s", tc->name,
-				  tc->remote);
-		}
-		t->nb_tunnels++;
-
-		for (size_t k = 0; k < tc->n_sa_in; k++) {
-			const Esgw__DpSa *in = sa_by_id(cfg, tc->sa_in[k]);
-			uint32_t h;
-
-			if (in == NULL)
-				FAIL("tunnel %s: inbound SA %u not in the configuration", tc->name,
-				     tc->sa_in[k]);
-			if (sa_placement(in, err, errlen) < 0)
-				return -1;
-			for (h = spi_hash(in->spi) & t->sa_in_mask; t->sa_in[h].used;
-			     h = (h + 1) & t->sa_in_mask)
-				if (t->sa_in[h].spi == in->spi)
-					FAIL("SPI %u used by two inbound SAs", in->spi);
-			t->sa_in[h] = (struct router_sa_in){.spi = in->spi,
-							    .slot = in->slot,
-							    .worker = in->worker,
-							    .remote = tun->remote,
-							    .udp_port = natt_local_port(in),
-							    .used = 1};
-			t->sa_tunnel[in->slot] = (uint32_t)i + 1;
-			t->sa_in[h].remote_ipv6 = tun->outer_ipv6;
-			memcpy(t->sa_in[h].remote6, tun->remote6, 16);
-		}
 	}
 	return 0;
 fail:
@@ -358,9 +160,9 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	}
 	t->generation = cfg->generation;
 	t->workers = cfg->workers;
-	if (router_ipv6_init(r) < 0 || add_ports(t, cfg, err, errlen) < 0 ||
-	    build_fib(t, cfg, err, errlen) < 0 || ipv6_tables_build(t, cfg, err, errlen) < 0 ||
-	    add_tunnels(t, cfg, err, errlen) < 0 || spd_build(t, cfg, err, errlen) < 0 ||
+	if (reassembly_init(r) < 0 || add_ports(t, cfg, err, errlen) < 0 ||
+	    config_fib_build(t, cfg, err, errlen) < 0 ||
+	    config_tunnel_build(t, cfg, err, errlen) < 0 || spd_build(t, cfg, err, errlen) < 0 ||
 	    neighbor_static_check(t, cfg, err, errlen) < 0) {
 		router_tables_free(t);
 		return -1;
@@ -380,7 +182,7 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	neighbor_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;
-	r->fib_cache_valid = 0; /* it pointed into the freed tables */
+	r->fib_cache_valid = 0;        /* it pointed into the freed tables */
 	neighbor_static_apply(r, cfg); /* may send what waited: with the new tables */
 	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels",
 		  (unsigned long)cfg->generation, t->fib.nb_routes, t->nb_tunnels);

@@ -411,23 +411,22 @@ void neighbor_prune(struct router *r, const struct router_tables *t)
 }
 
 /* The static neighbour of cfg as a family, port and address; 0 or -1. */
-static int static_key(const struct router_tables *t, const Esgw__Neighbor *n, uint8_t *family,
+static int static_key(const struct router_tables *t, const Esgw__DpNeighbor *n, uint8_t *family,
 		      uint16_t *port, uint8_t addr[16], uint8_t mac[6])
 {
 	int p = router_port_by_name(t, n->interface);
-	uint32_t ip;
+	struct esgw_addr a;
 
-	if (p < 0 || esgw_parse_mac(n->mac, mac) < 0)
+	if (p < 0 || n->mac.len != 6 ||
+	    esgw_addr_from_bytes(&a, n->address.data, n->address.len, 0) < 0)
 		return -1;
+	memcpy(mac, n->mac.data, 6);
 	*port = (uint16_t)p;
-	if (esgw_is_ipv6_text(n->address)) {
-		*family = 6;
-		return esgw_parse_ipv6(n->address, addr);
-	}
-	*family = 4;
-	if (esgw_parse_ipv4(n->address, &ip) < 0)
-		return -1;
-	neighbor_addr4(ip, addr);
+	*family = a.family;
+	if (a.family == 6)
+		memcpy(addr, a.bytes, 16);
+	else
+		neighbor_addr4(esgw_addr_ipv4(&a), addr);
 	return 0;
 }
 
@@ -439,9 +438,11 @@ int neighbor_static_check(const struct router_tables *t, const Esgw__DpConfig *c
 
 	for (size_t i = 0; i < cfg->n_neighbors; i++) {
 		if (static_key(t, cfg->neighbors[i], &family, &port, addr, mac) < 0) {
-			snprintf(err, errlen, "neighbor %s %s %s: bad interface, address or MAC",
-				 cfg->neighbors[i]->interface, cfg->neighbors[i]->address,
-				 cfg->neighbors[i]->mac);
+			snprintf(err, errlen,
+				 "neighbor on %s: bad interface, address (%zu bytes) or MAC "
+				 "(%zu bytes)",
+				 cfg->neighbors[i]->interface, cfg->neighbors[i]->address.len,
+				 cfg->neighbors[i]->mac.len);
 			return -1;
 		}
 	}

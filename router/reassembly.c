@@ -70,9 +70,11 @@ struct reassembly_table {
 	uint32_t nb_used;
 };
 
-struct reassembly_table *reassembly_table_alloc(void)
+int reassembly_init(struct router *r)
 {
-	return calloc(1, sizeof(struct reassembly_table));
+	if (r->reasm == NULL)
+		r->reasm = calloc(1, sizeof(struct reassembly_table));
+	return r->reasm != NULL ? 0 : -1;
 }
 
 void reassembly_table_free(struct router *r)

@@ -188,8 +188,9 @@ static inline void router_drop(struct router *r, struct rte_mbuf *m, enum esgw_d
 /* config.c */
 int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen);
 void router_tables_free(struct router_tables *t);
+/* config_tunnel.c: the SPI table's lookup. */
 const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi);
-/* The gateway address to use as source toward dst (ICMP it originates). */
+/* config.c: the gateway address to use as source toward dst (ICMP it originates). */
 uint32_t router_source_address(const struct router_tables *t, uint32_t dst);
 
 /* ring_batch.c: queue for a ring; flushed when full and at the end of a burst. */
@@ -214,16 +215,18 @@ void forward_output(struct router *r, struct rte_mbuf *m);
  * or the host's stack. Consumes m. */
 void local_input(struct router *r, struct rte_mbuf *m, int is_ip6, int to_multicast);
 
-/* config.c, also for ipv6.c's tables: -1 where the name is unknown. */
+/* The parts of the tables config.c has the other files build, in this
+ * order, each 0 or -1 with err. config_fib.c: t->fib and t->fib6 from the
+ * ports' addresses and cfg's routes. */
+int config_fib_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, size_t errlen);
+/* config_tunnel.c: t->tunnels (with their outer next hop, from the FIBs) and
+ * the SPI table. */
+int config_tunnel_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
+			size_t errlen);
+/* config.c, for the builders: NULL or -1 where the id or name is unknown. */
 int router_port_by_name(const struct router_tables *t, const char *name);
 int router_tunnel_by_name(const Esgw__DpConfig *cfg, const char *name);
-/* Where a configured route leads, for either family: FIB_TUNNEL and the
- * tunnel's index, or FIB_VIA and the port (the route's interface, else
- * connected_port: the port of the connected subnet holding the parsed next
- * hop, -1 if none). Returns 0, or -1 with a message in err. */
-int router_route_target(const struct router_tables *t, const Esgw__DpConfig *cfg,
-			const Esgw__Route *rc, int connected_port, uint8_t *kind, uint32_t *tunnel,
-			uint16_t *port, char *err, size_t errlen);
+const Esgw__DpSa *router_sa_by_id(const Esgw__DpConfig *cfg, uint32_t id);
 
 /* neighbor.c: the neighbour table of ARP and ND */
 int neighbor_table_init(struct router *r);
@@ -252,7 +255,7 @@ int neighbor_learn(struct router *r, uint8_t family, uint16_t port, const uint8_
 void neighbor_timer(struct router *r, uint64_t now);
 /* Drop entries (and held packets) of ports not present in t. */
 void neighbor_prune(struct router *r, const struct router_tables *t);
-/* Static neighbours of cfg: refused (-1, err) if one does not parse, or
+/* Static neighbours of cfg: refused (-1, err) if one is not valid, or
  * there are too many; made permanent by _apply (after the tables swap). */
 int neighbor_static_check(const struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
 			  size_t errlen);
@@ -401,7 +404,8 @@ void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t typ
 uint16_t icmp6_checksum(const struct rte_ipv6_hdr *ip, const void *icmp, uint32_t len);
 
 /* reassembly.c: IPv4 and IPv6 fragments addressed to the gateway */
-struct reassembly_table *reassembly_table_alloc(void);
+/* Allocate the table once (on the first configuration). 0, or -1. */
+int reassembly_init(struct router *r);
 /* Free the table and the fragments it holds (at exit). */
 void reassembly_table_free(struct router *r);
 /* An IPv4 fragment to a gateway address: returns the whole datagram (one
@@ -416,8 +420,5 @@ struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m);
 void reassembly_timer(struct router *r, uint64_t now);
 /* Fragments held (mbufs), for the router's stats. */
 unsigned int reassembly_mbufs_held(const struct router *r);
-
-/* ipv6.c: the IPv6 tables of a configuration. */
-#include "ipv6.h"
 
 #endif

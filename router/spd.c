@@ -35,19 +35,20 @@ void spd_free(struct spd_table *spd)
 	free(spd);
 }
 
-/* "" is any; otherwise a prefix. Returns 0 or -1. */
-static int parse_selector_prefix(const char *s, uint32_t *addr, uint32_t *mask)
+/* Absent is any; otherwise an IPv4 prefix. Returns 0 or -1. */
+static int parse_selector_prefix(const Esgw__DpPrefix *p, uint32_t *addr, uint32_t *mask)
 {
-	uint8_t len;
+	struct esgw_addr a;
 
-	if (s == NULL || s[0] == '\0') {
+	if (p == NULL) {
 		*addr = *mask = 0;
 		return 0;
 	}
-	if (esgw_parse_prefix(s, addr, &len) < 0)
+	if (esgw_addr_from_bytes(&a, p->address.data, p->address.len, p->length) < 0 ||
+	    a.family != 4)
 		return -1;
-	*mask = esgw_prefix_mask(len);
-	*addr &= *mask;
+	*mask = esgw_prefix_mask(a.len);
+	*addr = esgw_addr_ipv4(&a) & *mask;
 	return 0;
 }
 
@@ -62,14 +63,6 @@ static void port_range(uint32_t lo, uint32_t hi, uint16_t *out_lo, uint16_t *out
 	*out_hi = (uint16_t)hi;
 }
 
-static const Esgw__DpSa *config_sa(const Esgw__DpConfig *cfg, uint32_t id)
-{
-	for (size_t i = 0; i < cfg->n_sas; i++)
-		if (cfg->sas[i]->id == id)
-			return cfg->sas[i];
-	return NULL;
-}
-
 static int tunnel_index(const struct router_tables *t, const char *name)
 {
 	for (uint32_t i = 0; i < t->nb_tunnels; i++)
@@ -82,7 +75,7 @@ static int tunnel_index(const struct router_tables *t, const char *name)
 struct ranked {
 	struct spd_policy policy;
 	uint32_t position;
-	const Esgw__Policy *config;
+	const Esgw__DpPolicy *config;
 };
 
 static int ranked_cmp(const void *a, const void *b)
@@ -97,7 +90,7 @@ static int ranked_cmp(const void *a, const void *b)
 static int policy_from(struct ranked *rk, const struct router_tables *t, const Esgw__DpConfig *cfg,
 		       char *err, size_t errlen)
 {
-	const Esgw__Policy *pc = rk->config;
+	const Esgw__DpPolicy *pc = rk->config;
 	struct spd_policy *p = &rk->policy;
 	const Esgw__DpSa *sa;
 	int tun;
@@ -127,7 +120,7 @@ static int policy_from(struct ranked *rk, const struct router_tables *t, const E
 	/* Protect: usable only with its tunnel and an installed SA; until then
 	 * its traffic is dropped, not routed in clear. */
 	tun = tunnel_index(t, pc->tunnel);
-	sa = config_sa(cfg, pc->sa_out);
+	sa = router_sa_by_id(cfg, pc->sa_out);
 	if (tun < 0 || sa == NULL || sa->slot >= ESGW_MAX_SA || sa->worker >= ESGW_MAX_WORKERS)
 		return 0;
 	p->tunnel = (uint32_t)tun;
@@ -139,7 +132,7 @@ fail:
 	return -1;
 }
 
-static int lists_sa(const Esgw__Policy *pc, uint32_t id)
+static int lists_sa(const Esgw__DpPolicy *pc, uint32_t id)
 {
 	if (pc->n_sa_in == 0)
 		return 1;
@@ -157,7 +150,7 @@ static int build_inbound(struct spd_table *spd, const struct ranked *rk, const E
 	size_t cap = 0, used = 0;
 
 	for (size_t ti = 0; ti < cfg->n_tunnels; ti++) {
-		const Esgw__Tunnel *tc = cfg->tunnels[ti];
+		const Esgw__DpTunnel *tc = cfg->tunnels[ti];
 		int has_protect = 0;
 
 		for (uint32_t k = 0; k < spd->nb_policies; k++)
@@ -166,7 +159,7 @@ static int build_inbound(struct spd_table *spd, const struct ranked *rk, const E
 		if (!has_protect)
 			continue;
 		for (size_t s = 0; s < tc->n_sa_in; s++) {
-			const Esgw__DpSa *sa = config_sa(cfg, tc->sa_in[s]);
+			const Esgw__DpSa *sa = router_sa_by_id(cfg, tc->sa_in[s]);
 			struct spd_inbound *in;
 
 			if (sa == NULL || sa->slot >= ESGW_MAX_SA)

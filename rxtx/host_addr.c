@@ -159,19 +159,15 @@ int rxtx_host_addr_sync(const char *ifname, int ifindex, const Esgw__DpInterface
 	int fd, n_want = 0, n_have, rc = 0, err;
 
 	for (size_t i = 0; i < ifc->n_addresses && n_want < HOST_ADDRS_MAX; i++) {
+		const Esgw__DpPrefix *p = ifc->addresses[i];
 		struct host_addr *a = &want[n_want];
-		uint32_t addr;
+		struct esgw_addr in;
 
-		memset(a, 0, sizeof(*a));
-		if (esgw_parse_prefix(ifc->addresses[i], &addr, &a->len) == 0) {
-			a->family = AF_INET;
-			addr = htonl(addr);
-			memcpy(a->addr, &addr, 4);
-		} else if (esgw_parse_prefix6(ifc->addresses[i], a->addr, &a->len) == 0) {
-			a->family = AF_INET6;
-		} else {
+		if (esgw_addr_from_bytes(&in, p->address.data, p->address.len, p->length) < 0)
 			continue;
-		}
+		a->family = in.family == 4 ? AF_INET : AF_INET6;
+		a->len = in.len;
+		memcpy(a->addr, in.bytes, sizeof(a->addr)); /* network order, IPv4 first */
 		n_want++;
 	}
 	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);

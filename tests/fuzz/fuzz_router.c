@@ -34,6 +34,7 @@
 #include <rte_ethdev.h>
 #include <rte_memzone.h>
 
+#include "addr.h"
 #include "headers.h"
 #include "router.h"
 #include "worker.h"
@@ -137,7 +138,8 @@ static struct rte_mempool *pool_create(void)
 		"fuzz.pool", POOL_MBUFS,
 		sizeof(struct rte_mbuf) + ESGW_MBUF_PRIV_SIZE + RTE_MBUF_DEFAULT_BUF_SIZE, 0,
 		sizeof(priv), SOCKET_ID_ANY,
-		RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD | RTE_MEMPOOL_F_NO_IOVA_CONTIG);
+		RTE_MEMPOOL_F_NO_CACHE_ALIGN | RTE_MEMPOOL_F_NO_SPREAD |
+			RTE_MEMPOOL_F_NO_IOVA_CONTIG);
 	size_t total, pad;
 
 	require(mp != NULL, "mempool created");
@@ -151,8 +153,8 @@ static struct rte_mempool *pool_create(void)
 
 		require(posix_memalign(&chunk, RTE_CACHE_LINE_SIZE, pad + total) == 0, "memory");
 		chunks[i] = chunk;
-		rc = rte_mempool_populate_iova(mp, (char *)chunk + pad, RTE_BAD_IOVA, total,
-						   NULL, NULL);
+		rc = rte_mempool_populate_iova(mp, (char *)chunk + pad, RTE_BAD_IOVA, total, NULL,
+					       NULL);
 
 		require(rc == 1, "one mbuf per allocation");
 	}
@@ -183,13 +185,37 @@ static void append(void *arr, size_t *n, void *item)
 	(*list)[(*n)++] = item;
 }
 
-static char **strs(size_t n, const char *const *s)
+static ProtobufCBinaryData bytes(size_t len, uint8_t value)
 {
-	char **out = calloc(n, sizeof(*out));
+	ProtobufCBinaryData b = {.len = len, .data = malloc(len ? len : 1)};
 
-	for (size_t i = 0; i < n; i++)
-		out[i] = str(s[i]);
-	return out;
+	memset(b.data, value, len);
+	return b;
+}
+
+/* The binary forms ctld sends (proto/dataplane.proto) of an address and a
+ * prefix written as text here. */
+static ProtobufCBinaryData address(const char *text)
+{
+	struct esgw_addr a;
+	ProtobufCBinaryData b;
+
+	require(esgw_addr_parse(text, &a) == 0, text);
+	b = bytes(esgw_addr_size(&a), 0);
+	memcpy(b.data, a.bytes, b.len);
+	return b;
+}
+
+static Esgw__DpPrefix *prefix(const char *text)
+{
+	Esgw__DpPrefix *p = calloc(1, sizeof(*p));
+	struct esgw_addr a;
+
+	esgw__dp_prefix__init(p);
+	require(esgw_addr_parse(text, &a) == 0, text);
+	p->address = address(text);
+	p->length = a.len;
+	return p;
 }
 
 static void add_interface(const char *name, const char *device, uint32_t mtu, size_t n,
@@ -201,30 +227,22 @@ static void add_interface(const char *name, const char *device, uint32_t mtu, si
 	ifc->name = str(name);
 	ifc->device = str(device);
 	ifc->mtu = mtu;
-	ifc->n_addresses = n;
-	ifc->addresses = strs(n, addrs);
+	for (size_t i = 0; i < n; i++)
+		append(&ifc->addresses, &ifc->n_addresses, prefix(addrs[i]));
 	append(&config.interfaces, &config.n_interfaces, ifc);
 }
 
-static void add_route(const char *prefix, const char *via, const char *tunnel)
+static void add_route(const char *to, const char *via, const char *tunnel)
 {
-	Esgw__Route *rt = calloc(1, sizeof(*rt));
+	Esgw__DpRoute *rt = calloc(1, sizeof(*rt));
 
-	esgw__route__init(rt);
-	rt->prefix = str(prefix);
+	esgw__dp_route__init(rt);
+	rt->prefix = prefix(to);
 	if (via)
-		rt->via = str(via);
+		rt->via = address(via);
 	if (tunnel)
 		rt->tunnel = str(tunnel);
 	append(&config.routes, &config.n_routes, rt);
-}
-
-static ProtobufCBinaryData bytes(size_t len, uint8_t value)
-{
-	ProtobufCBinaryData b = {.len = len, .data = malloc(len ? len : 1)};
-
-	memset(b.data, value, len);
-	return b;
 }
 
 /* The SA pairs of gen_router_corpus.py: key bytes are (id / 10) * 16 + 1,
@@ -232,14 +250,14 @@ static ProtobufCBinaryData bytes(size_t len, uint8_t value)
 static void add_tunnel(const char *name, const char *local, const char *remote, uint32_t out_id,
 		       uint32_t in_id, Esgw__Algorithm alg, int natt)
 {
-	Esgw__Tunnel *t = calloc(1, sizeof(*t));
+	Esgw__DpTunnel *t = calloc(1, sizeof(*t));
 	const struct esp_alg_info *info = esp_alg_lookup((unsigned int)alg);
 	uint32_t ids[2] = {out_id, in_id};
 
-	esgw__tunnel__init(t);
+	esgw__dp_tunnel__init(t);
 	t->name = str(name);
-	t->local = str(local);
-	t->remote = str(remote);
+	t->local = address(local);
+	t->remote = address(remote);
 	t->sa_out = out_id;
 	t->n_sa_in = 1;
 	t->sa_in = malloc(sizeof(uint32_t));
@@ -265,8 +283,8 @@ static void add_tunnel(const char *name, const char *local, const char *remote, 
 		sa->instance = ids[k];
 		sa->tunnel = str(name);
 		if (k == 0) {
-			sa->local = str(local);
-			sa->remote = str(remote);
+			sa->local = address(local);
+			sa->remote = address(remote);
 		}
 		sa->udp_encap = natt;
 		sa->udp_sport = natt ? 4500 : 0;
@@ -278,12 +296,12 @@ static void add_tunnel(const char *name, const char *local, const char *remote, 
 static void add_policy(const char *name, const char *dst, Esgw__Policy__Action action,
 		       const char *tunnel, uint32_t sa_out, uint32_t priority)
 {
-	Esgw__Policy *p = calloc(1, sizeof(*p));
+	Esgw__DpPolicy *p = calloc(1, sizeof(*p));
 
-	esgw__policy__init(p);
+	esgw__dp_policy__init(p);
 	p->name = str(name);
-	p->src = str("192.168.1.0/24");
-	p->dst = str(dst);
+	p->src = prefix("192.168.1.0/24");
+	p->dst = prefix(dst);
 	p->action = action;
 	p->priority = priority;
 	if (tunnel) {
@@ -293,14 +311,15 @@ static void add_policy(const char *name, const char *dst, Esgw__Policy__Action a
 	append(&config.policies, &config.n_policies, p);
 }
 
-static void add_neighbor(const char *interface, const char *address, const char *mac)
+static void add_neighbor(const char *interface, const char *ip, const char *mac)
 {
-	Esgw__Neighbor *n = calloc(1, sizeof(*n));
+	Esgw__DpNeighbor *n = calloc(1, sizeof(*n));
 
-	esgw__neighbor__init(n);
+	esgw__dp_neighbor__init(n);
 	n->interface = str(interface);
-	n->address = str(address);
-	n->mac = str(mac);
+	n->address = address(ip);
+	n->mac = bytes(6, 0);
+	require(esgw_parse_mac(mac, n->mac.data) == 0, mac);
 	append(&config.neighbors, &config.n_neighbors, n);
 }
 
@@ -340,8 +359,8 @@ static void build_config(void)
 
 static struct rte_ring *ring(const char *name)
 {
-	struct rte_ring *r = rte_ring_create(name, ESGW_RING_SIZE, SOCKET_ID_ANY,
-					     RING_F_SP_ENQ | RING_F_SC_DEQ);
+	struct rte_ring *r =
+		rte_ring_create(name, ESGW_RING_SIZE, SOCKET_ID_ANY, RING_F_SP_ENQ | RING_F_SC_DEQ);
 
 	require(r != NULL, name);
 	return r;
@@ -375,8 +394,8 @@ static void pump(void)
 		router_flush(&router);
 		router.dp.bells.n = 0;
 		worker.dp.bells.n = 0;
-		unsigned int n = rte_ring_dequeue_burst(worker.ring_in, (void **)pkts, ESGW_BURST,
-							NULL);
+		unsigned int n =
+			rte_ring_dequeue_burst(worker.ring_in, (void **)pkts, ESGW_BURST, NULL);
 		if (n)
 			crypto_worker_process(&worker, pkts, n);
 		moved += n;
@@ -399,10 +418,21 @@ static void remove_runtime_dir(void)
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	char prefix[32], *eal[] = {"fuzz_router", "--no-huge", "-m", "256", "--no-pci",
-				   "--no-shconf", "--no-telemetry", "-l", "0",
-				   "--vdev=net_null0", "--vdev=net_null1", "--log-level=3",
-				   "--file-prefix", prefix, NULL};
+	char prefix[32], *eal[] = {"fuzz_router",
+				   "--no-huge",
+				   "-m",
+				   "256",
+				   "--no-pci",
+				   "--no-shconf",
+				   "--no-telemetry",
+				   "-l",
+				   "0",
+				   "--vdev=net_null0",
+				   "--vdev=net_null1",
+				   "--log-level=3",
+				   "--file-prefix",
+				   prefix,
+				   NULL};
 	struct rte_ether_addr mac[2] = {{{2, 0, 0, 0, 0, 1}}, {{2, 0, 0, 0, 0, 2}}};
 	const struct rte_memzone *mz;
 	cpu_set_t all;
@@ -463,7 +493,7 @@ static void reset(void)
 	neighbor_table_free(&router);
 	require(neighbor_table_init(&router) == 0, "neighbour table");
 	reassembly_table_free(&router);
-	require(router_ipv6_init(&router) == 0, "reassembly table");
+	require(reassembly_init(&router) == 0, "reassembly table");
 	router.now = CLOCK_START;
 	router.icmp_window = router.punt_window = 0;
 	neighbor_static_apply(&router, &config);

@@ -43,12 +43,14 @@ esp_decap)
 	;;
 router)
 	# esgw-router without its main.c, esgw-crypto without its main.c, the
-	# common code they link, and the protobuf-c code of proto/esgw.proto.
+	# common code they link, and the protobuf-c code of proto/esgw.proto and
+	# proto/dataplane.proto (the configuration pushes the target builds).
 	work=$fuzz_work/router
 	bin=$work/fuzz_router
 	corpus=$top/tests/fuzz/corpus_router
 	mkdir -p "$work/corpus" "$work/proto"
-	protoc-c --proto_path="$top/proto" --c_out="$work/proto" "$top/proto/esgw.proto"
+	protoc-c --proto_path="$top/proto" --c_out="$work/proto" "$top/proto/esgw.proto" \
+		"$top/proto/dataplane.proto"
 	router_src=$(ls "$top"/router/*.c | grep -v '/main\.c$')
 	worker_src=$(ls "$top"/crypto-worker/*.c | grep -v '/main\.c$')
 	# shellcheck disable=SC2086
@@ -56,7 +58,7 @@ router)
 		-I"$top/common" -I"$top/router" -I"$top/crypto-worker" -I"$work/proto" \
 		"$top/tests/fuzz/fuzz_router.c" $router_src $worker_src \
 		"$top"/common/*.c \
-		"$work/proto/esgw.pb-c.c" \
+		"$work/proto/esgw.pb-c.c" "$work/proto/dataplane.pb-c.c" \
 		$(pkg-config --libs libdpdk libprotobuf-c) -lIPSec_MB -lpthread -o "$bin"
 	max_len=8192
 	;;

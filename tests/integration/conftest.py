@@ -2,7 +2,8 @@
 """pytest fixtures for the esgw end-to-end tests: the standard two-gateway
 topology and the one-gateway topology with a scapy peer, built per algorithm
 and torn down (processes, namespaces, hugepage files) even when a test fails,
-and esgw_pb2 (the messages of proto/esgw.proto for Python)."""
+and esgw_pb2 and dataplane_pb2 (the messages of proto/esgw.proto, the public
+API, and proto/dataplane.proto, ctld's channel to the dataplane, for Python)."""
 
 import os
 import subprocess
@@ -32,16 +33,25 @@ def pytest_runtest_makereport(item, call):
 
 @pytest.fixture(scope="session")
 def pb(tmp_path_factory):
-    """esgw_pb2 generated from proto/esgw.proto (protoc + python protobuf)."""
+    """esgw_pb2 generated from proto/esgw.proto (protoc + python protobuf),
+    with dataplane_pb2 beside it."""
     out = tmp_path_factory.mktemp("pb")
     try:
         subprocess.run(["protoc", "--python_out", str(out), "-I", PROTO_DIR,
-                        os.path.join(PROTO_DIR, "esgw.proto")], check=True)
+                        os.path.join(PROTO_DIR, "esgw.proto"),
+                        os.path.join(PROTO_DIR, "dataplane.proto")], check=True)
         sys.path.insert(0, str(out))
         import esgw_pb2  # noqa: E402
     except (OSError, subprocess.CalledProcessError, ImportError) as e:
         pytest.skip("no protoc/python protobuf: %s" % e)
     return esgw_pb2
+
+
+@pytest.fixture(scope="session")
+def dp(pb):
+    """dataplane_pb2: the messages of proto/dataplane.proto (generated with pb)."""
+    import dataplane_pb2  # noqa: E402
+    return dataplane_pb2
 
 
 @pytest.fixture(scope="module", params=h.ALGORITHMS)

@@ -20,7 +20,9 @@ def test_bench_smoke():
     p = subprocess.run([os.path.join(TOP, "bench/run.sh"), "--smoke", "--no-results"],
                        capture_output=True, text=True, timeout=600, env=env)
     out = p.stdout
-    assert p.returncode == 0, out[-3000:] + p.stderr[-3000:]
+    said = "\n".join(l for l in p.stderr.splitlines() if l.startswith("bench/run.sh:"))
+    assert p.returncode == 0, out[-3000:] + "\n--- what bench/run.sh said:\n" + said + \
+        "\n--- stderr, last lines:\n" + p.stderr[-2000:]
     for direction in ("encrypt", "decrypt"):
         row = re.search(r"^\| aes-gcm-128 \| 64 \| %s \| %s \| %s \| %s \|" % (
             direction, NUM, NUM, RATIO), out, re.M)

@@ -6,6 +6,7 @@ pushes to whom and how it merges their stats.
 
 Run: /usr/bin/python3 -m pytest tests/integration/test_ctl_api.py
 Binaries come from $ESGW_BUILD (default /work/main/build)."""
+import ipaddress
 import json
 import os
 import random
@@ -56,6 +57,16 @@ def recv_exact(sock, n):
 def recv_frame(sock):
     (n,) = struct.unpack(">I", recv_exact(sock, 4))
     return recv_exact(sock, n)
+
+
+def dp_ip(b):
+    """An address of proto/dataplane.proto (4 or 16 bytes) as text; "" for none."""
+    return str(ipaddress.ip_address(b)) if b else ""
+
+
+def dp_prefix(p):
+    """A DpPrefix as text "ADDR/LEN", host bits as sent."""
+    return "%s/%d" % (dp_ip(p.address), p.length)
 
 
 class Ctld:
@@ -784,11 +795,13 @@ class FakeDp:
     """Listens on <rundir>/<name>.sock like a dataplane process: records every
     DpConfig, answers DpStats with canned values."""
 
-    def __init__(self, pb, rundir, name, stats=None, on_limits=None):
+    def __init__(self, pb, dp, rundir, name, stats=None, on_limits=None):
         self.pb = pb
+        self.dp = dp
         self.path = os.path.join(rundir, name + ".sock")
         self.name = name
         self.configs = []
+        self.versions = set()  # DpRequest.version of every request
         # DpSeqLimits received, each with what on_limits() said right then.
         self.limits = []
         self.on_limits = on_limits
@@ -818,11 +831,12 @@ class FakeDp:
             threading.Thread(target=self.conn, args=(c,), daemon=True).start()
 
     def conn(self, c):
-        pb = self.pb
+        pb, dp = self.pb, self.dp
         try:
             while True:
-                req = pb.DpRequest.FromString(recv_frame(c))
-                resp = pb.DpResponse()
+                req = dp.DpRequest.FromString(recv_frame(c))
+                resp = dp.DpResponse()
+                self.versions.add(req.version)
                 if req.WhichOneof("body") == "config":
                     with self.lock:
                         self.configs.append(req.config)
@@ -863,40 +877,41 @@ class FakeDp:
         raise AssertionError("%s: no matching config; got %s" % (self.name, self.configs[-1:]))
 
 
-def test_fake_dataplane_push_and_stats(tmp_path, pb):
+def test_fake_dataplane_push_and_stats(tmp_path, pb, dp):
     d = Ctld(tmp_path, workers=2)
     drops = [pb.Counter(name="auth_failed", value=3), pb.Counter(name="replay", value=1)]
-    crypto0_stats = pb.DpStats(
+    crypto0_stats = dp.DpStats(
         role="crypto", worker=0, pid=4242,
         counters=[pb.Counter(name="packets_encrypted", value=100),
                   pb.Counter(name="packets_decrypted", value=50),
                   pb.Counter(name="bytes", value=9000),
                   pb.Counter(name="auth_failed", value=3)],
-        sas=[pb.DpSaStats(id=10, slot=0, packets=100, bytes=8000, seq_out=100, drops=drops),
-             pb.DpSaStats(id=20, slot=1, packets=50, bytes=1000, replay_top=50)])
-    rxtx_stats = pb.DpStats(role="rxtx", worker=-1, pid=4240, ports=[
-        pb.DpPortStats(port_id=0, device="net_af_packet0", mac="02:00:00:00:00:01",
+        sas=[dp.DpSaStats(id=10, slot=0, packets=100, bytes=8000, seq_out=100, drops=drops),
+             dp.DpSaStats(id=20, slot=1, packets=50, bytes=1000, replay_top=50)])
+    rxtx_stats = dp.DpStats(role="rxtx", worker=-1, pid=4240, ports=[
+        dp.DpPortStats(port_id=0, device="net_af_packet0", mac="02:00:00:00:00:01",
                        rx_packets=7, tx_packets=8, rx_bytes=700, tx_bytes=800)],
         counters=[pb.Counter(name="rx_packets", value=7), pb.Counter(name="no_mbuf", value=2)])
-    router_stats = pb.DpStats(role="router", worker=-1, pid=4241,
+    router_stats = dp.DpStats(role="router", worker=-1, pid=4241,
                               counters=[pb.Counter(name="no_sa", value=5)])
-    fakes = {"rxtx": FakeDp(pb, d.rundir, "rxtx", rxtx_stats),
-             "router": FakeDp(pb, d.rundir, "router", router_stats),
-             "crypto-0": FakeDp(pb, d.rundir, "crypto-0", crypto0_stats)}
+    fakes = {"rxtx": FakeDp(pb, dp, d.rundir, "rxtx", rxtx_stats),
+             "router": FakeDp(pb, dp, d.rundir, "router", router_stats),
+             "crypto-0": FakeDp(pb, dp, d.rundir, "crypto-0", crypto0_stats)}
     d.start()
     try:
         basic_config(d)
         d.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
              GCM_KEY + GCM_SALT, "worker", "1")
         router = fakes["router"].wait_config(lambda c: len(c.sas) == 3)
-        assert [r.prefix for r in router.routes] == ["10.2.0.0/24", "0.0.0.0/0"]
+        assert [dp_prefix(r.prefix) for r in router.routes] == ["10.2.0.0/24", "0.0.0.0/0"]
         assert router.tunnels[0].name == "t0" and router.workers == 2
         assert [i.device for i in router.interfaces] == ["net_af_packet0", "net_af_packet1"]
         for sa in router.sas:
             assert sa.crypto_key == b"" and sa.integ_key == b"" and sa.salt == b""
         by_id = {s.id: s for s in router.sas}
-        assert by_id[10].direction == pb.DIRECTION_OUTBOUND and by_id[10].local == "192.0.2.1"
-        assert by_id[10].remote == "192.0.2.2" and by_id[10].tunnel == "t0"
+        assert by_id[10].direction == pb.DIRECTION_OUTBOUND
+        assert dp_ip(by_id[10].local) == "192.0.2.1"
+        assert dp_ip(by_id[10].remote) == "192.0.2.2" and by_id[10].tunnel == "t0"
         assert by_id[20].direction == pb.DIRECTION_INBOUND and by_id[30].worker == 1
 
         c0 = fakes["crypto-0"].wait_config(lambda c: len(c.sas) == 2)
@@ -904,7 +919,8 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         k = {s.id: s for s in c0.sas}
         assert k[10].crypto_key.hex() == CBC_KEY and k[10].integ_key.hex() == SHA1_KEY
         assert k[20].crypto_key.hex() == GCM_KEY and k[20].salt.hex() == GCM_SALT
-        assert k[10].remote == "192.0.2.2" and len(c0.interfaces) == 0 and len(c0.routes) == 0
+        assert dp_ip(k[10].remote) == "192.0.2.2" and len(c0.interfaces) == 0
+        assert len(c0.routes) == 0
 
         rx = fakes["rxtx"].wait_config(lambda c: len(c.interfaces) == 2)
         assert len(rx.sas) == 0 and len(rx.routes) == 0
@@ -934,7 +950,7 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         assert procs[("crypto", 1)]["state"] == "stopped"
 
         # crypto-1 appears: the reconcile timer pushes its SAs within ~1 s
-        c1 = FakeDp(pb, d.rundir, "crypto-1")
+        c1 = FakeDp(pb, dp, d.rundir, "crypto-1")
         fakes["crypto-1"] = c1
         cfg = c1.wait_config(lambda c: [s.id for s in c.sas] == [30], timeout=4)
         assert cfg.sas[0].crypto_key.hex() == GCM_KEY
@@ -942,7 +958,7 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
         # the router restarts: it gets the whole config again
         fakes["router"].close()
         time.sleep(0.2)
-        fakes["router"] = FakeDp(pb, d.rundir, "router")
+        fakes["router"] = FakeDp(pb, dp, d.rundir, "router")
         fakes["router"].wait_config(lambda c: len(c.sas) == 3, timeout=4)
 
         # a refused push is retried until accepted
@@ -963,7 +979,75 @@ def test_fake_dataplane_push_and_stats(tmp_path, pb):
             f.close()
 
 
-def test_fake_worker_sequence_reservation(tmp_path, pb):
+def test_fake_dataplane_addresses_in_binary(tmp_path, pb, dp):
+    """What the dataplane gets of the API's text (proto/dataplane.proto): every
+    address 4 or 16 bytes in network byte order, every prefix bytes and a
+    length (an interface's with its host bits, a route's and a selector's
+    without), a selector "any" absent, a MAC 6 bytes; IPv4 and IPv6 alike, to
+    the router, the crypto worker and rxtx; and the channel's own version."""
+    d = Ctld(tmp_path)
+    fakes = {name: FakeDp(pb, dp, d.rundir, name) for name in ["rxtx", "router", "crypto-0"]}
+    d.start()
+    try:
+        basic_config(d)
+        d.ok("interface", "address", "add", "wan", "2001:DB8:3:0::1/64")
+        d.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+             "salt", GCM_SALT)
+        d.ok("sa", "add", "40", "spi", "4000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
+             "salt", GCM_SALT)
+        d.ok("tunnel", "add", "t6", "local", "2001:db8:3::1", "remote", "2001:db8:3::2",
+             "sa-out", "30", "sa-in", "40")
+        d.ok("route", "add", "2001:db8:2::/64", "tunnel", "t6")
+        d.ok("route", "add", "::/0", "via", "2001:db8:3::fe", "dev", "wan")
+        d.ok("policy", "add", "p1", "src", "10.1.0.7/24", "dst", "10.2.0.0/24", "action",
+             "protect", "tunnel", "t0", "sa-out", "10")
+        d.ok("policy", "add", "p2", "action", "bypass")
+        d.ok("neighbor", "add", "wan", "192.0.2.254", "02:00:00:00:00:FE")
+        d.ok("neighbor", "add", "wan", "2001:db8:3::fe", "02:00:00:00:06:fe")
+
+        router = fakes["router"].wait_config(lambda c: len(c.neighbors) == 2)
+        wan = next(i for i in router.interfaces if i.name == "wan")
+        assert [(len(a.address), dp_prefix(a)) for a in wan.addresses] == [
+            (4, "192.0.2.1/24"), (16, "2001:db8:3::1/64")]
+        routes = {dp_prefix(r.prefix): r for r in router.routes}
+        assert sorted(routes) == ["0.0.0.0/0", "10.2.0.0/24", "2001:db8:2::/64", "::/0"]
+        assert dp_ip(routes["0.0.0.0/0"].via) == "192.0.2.254" and routes["::/0"].interface == "wan"
+        assert len(routes["::/0"].via) == 16 and dp_ip(routes["::/0"].via) == "2001:db8:3::fe"
+        assert routes["2001:db8:2::/64"].tunnel == "t6" and routes["10.2.0.0/24"].via == b""
+        tunnels = {t.name: t for t in router.tunnels}
+        assert (dp_ip(tunnels["t0"].local), dp_ip(tunnels["t0"].remote)) == ("192.0.2.1",
+                                                                                "192.0.2.2")
+        assert len(tunnels["t6"].local) == 16 and dp_ip(tunnels["t6"].remote) == "2001:db8:3::2"
+        assert list(tunnels["t6"].sa_in) == [40] and tunnels["t6"].sa_out == 30
+        policies = {p.name: p for p in router.policies}
+        assert dp_prefix(policies["p1"].src) == "10.1.0.0/24"  # host bits cleared
+        assert dp_prefix(policies["p1"].dst) == "10.2.0.0/24"
+        assert policies["p1"].action == pb.Policy.ACTION_PROTECT and policies["p1"].sa_out == 10
+        assert not policies["p2"].HasField("src") and not policies["p2"].HasField("dst")
+        macs = {dp_ip(n.address): n.mac for n in router.neighbors}
+        assert macs == {"192.0.2.254": bytes.fromhex("0200000000fe"),
+                        "2001:db8:3::fe": bytes.fromhex("0200000006fe")}
+        sas = {s.id: s for s in router.sas}
+        assert dp_ip(sas[40].remote) == "2001:db8:3::2" and sas[40].crypto_key == b""
+
+        worker = fakes["crypto-0"].wait_config(lambda c: len(c.sas) == 4)
+        k = {s.id: s for s in worker.sas}
+        assert len(k[30].local) == 16 and dp_ip(k[30].local) == "2001:db8:3::1"
+        assert dp_ip(k[10].local) == "192.0.2.1" and len(k[10].local) == 4
+
+        rx = fakes["rxtx"].wait_config(lambda c: any(len(i.addresses) == 2
+                                                     for i in c.interfaces))
+        wan = next(i for i in rx.interfaces if i.name == "wan")
+        assert [dp_prefix(a) for a in wan.addresses] == ["192.0.2.1/24", "2001:db8:3::1/64"]
+        assert fakes["router"].versions == {dp.DP_VERSION_CURRENT} == {2}
+        assert fakes["rxtx"].versions == fakes["crypto-0"].versions == {2}
+    finally:
+        d.stop()
+        for f in fakes.values():
+            f.close()
+
+
+def test_fake_worker_sequence_reservation(tmp_path, pb, dp):
     """What ctld pushes a crypto worker for its sequence numbers: the first
     runtime starts at 0 below a floor saved with the sa add; a floor is raised
     (saved first, then pushed as a limit) when the worker comes within half
@@ -975,9 +1059,9 @@ def test_fake_worker_sequence_reservation(tmp_path, pb):
         with open(d.config, "rb") as f:
             return {s.id: s.seq_out_floor for s in pb.Config.FromString(f.read()).sas}
 
-    stats = pb.DpStats(role="crypto", worker=0, pid=4343,
-                       sas=[pb.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
-    worker = FakeDp(pb, d.rundir, "crypto-0", stats, on_limits=saved_floor)
+    stats = dp.DpStats(role="crypto", worker=0, pid=4343,
+                       sas=[dp.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
+    worker = FakeDp(pb, dp, d.rundir, "crypto-0", stats, on_limits=saved_floor)
     d.start(extra=("--seq-reserve", "100"))
     try:
         d.ok("sa", "add", "10", "spi", "1000", "alg", "aes-gcm-128", "crypto-key", GCM_KEY,
@@ -1030,7 +1114,7 @@ FAKE_PROCESS = r'''#!/usr/bin/python3
 # A stand-in for esgw-rxtx/router/crypto: records its command line, serves the
 # control socket like common/dp_ctl.c, exits 0 on SIGTERM.
 import os, signal, socket, struct, sys
-import esgw_pb2 as pb
+import dataplane_pb2 as dp
 role = os.path.basename(sys.argv[0])[len("esgw-"):]
 app = sys.argv[sys.argv.index("--") + 1:]
 rundir = app[app.index("--rundir") + 1]
@@ -1066,8 +1150,8 @@ while True:
     try:
         while True:
             (n,) = struct.unpack(">I", recv_exact(c, 4))
-            req = pb.DpRequest.FromString(recv_exact(c, n))
-            resp = pb.DpResponse()
+            req = dp.DpRequest.FromString(recv_exact(c, n))
+            resp = dp.DpResponse()
             if req.WhichOneof("body") == "config":
                 generation = req.config.generation
             else:

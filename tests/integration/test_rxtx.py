@@ -75,8 +75,8 @@ def one(fields, num, default):
     return fields.get(num, [default])[0]
 
 
-# DpRequest{version=1, stats=DpStatsQuery{}}: field 1 varint, field 11 empty.
-DP_STATS_REQUEST = b"\x08\x01\x5a\x00"
+# DpRequest{version=DP_VERSION_CURRENT (2), stats=DpStatsQuery{}}: field 1 varint, field 11 empty.
+DP_STATS_REQUEST = b"\x08\x02\x5a\x00"
 PORT_FIELDS = {1: "port_id", 2: "device", 3: "mac", 4: "rx_packets", 5: "tx_packets",
                6: "rx_bytes", 7: "tx_bytes", 8: "rx_missed", 9: "tx_errors"}
 

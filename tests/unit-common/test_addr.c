@@ -1,10 +1,77 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Unit test of the API's value parsers: IPv4 and IPv6 addresses, prefixes, hex keys,
- * numbers; every malformed input must be refused. */
+ * numbers; every malformed input must be refused. And struct esgw_addr, the
+ * binary address of the internal configuration channel, both ways. */
 #include <string.h>
 
 #include "addr.h"
 #include "check.h"
+
+/* Text to binary and back, the byte counts and lengths the binary form
+ * takes, and host bits. */
+static void check_esgw_addr(void)
+{
+	static const struct {
+		const char *in;
+		int rc;
+		uint8_t family, len;
+		const char *canon; /* formatted back with its length */
+	} texts[] = {
+		{"10.0.0.1/24", 0, 4, 24, "10.0.0.1/24"},
+		{"192.168.3.2", 0, 4, 32, "192.168.3.2/32"},
+		{"0.0.0.0/0", 0, 4, 0, "0.0.0.0/0"},
+		{"2001:DB8:0::1/64", 0, 6, 64, "2001:db8::1/64"},
+		{"::", 0, 6, 128, "::/128"},
+		{"10.0.0.1/33", -1, 0, 0, NULL},
+		{"2001:db8::/129", -1, 0, 0, NULL},
+		{"10.0.0/8", -1, 0, 0, NULL},
+		{"", -1, 0, 0, NULL},
+		{NULL, -1, 0, 0, NULL},
+	};
+	static const struct {
+		size_t n;
+		uint32_t len;
+		int rc;
+	} sizes[] = {
+		{4, 32, 0}, {4, 0, 0},  {16, 128, 0}, {4, 33, -1}, {16, 129, -1},
+		{0, 0, -1}, {5, 8, -1}, {15, 8, -1},  {17, 8, -1},
+	};
+	static const uint8_t bytes[16] = {0x0a, 0x01, 0x02, 0x03};
+	char buf[ESGW_ADDR_STRLEN];
+	struct esgw_addr a;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		int rc = esgw_addr_parse(texts[i].in, &a);
+
+		CHECK(rc == texts[i].rc, "addr '%s' rc %d", texts[i].in ? texts[i].in : "NULL", rc);
+		if (rc == 0)
+			CHECK(a.family == texts[i].family && a.len == texts[i].len &&
+				      strcmp(esgw_addr_format(&a, 1, buf), texts[i].canon) == 0,
+			      "addr '%s' value %s", texts[i].in, buf);
+	}
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		CHECK(esgw_addr_from_bytes(&a, bytes, sizes[i].n, sizes[i].len) == sizes[i].rc,
+		      "%zu bytes, length %u", sizes[i].n, sizes[i].len);
+	CHECK(esgw_addr_parse_prefix("10.0.0.0/8", &a) == 0 && a.len == 8 &&
+		      esgw_addr_parse_prefix("2001:db8::/32", &a) == 0 && a.len == 32 &&
+		      esgw_addr_parse_prefix("10.0.0.1", &a) < 0 &&
+		      esgw_addr_parse_prefix("2001:db8::1", &a) < 0 &&
+		      esgw_addr_parse_prefix(NULL, &a) < 0,
+	      "a prefix needs its length");
+	CHECK(esgw_addr_from_bytes(&a, NULL, 4, 32) < 0, "no bytes");
+	CHECK(esgw_addr_from_bytes(&a, bytes, 4, 24) == 0 && a.family == 4 &&
+		      esgw_addr_ipv4(&a) == 0x0a010203 && esgw_addr_size(&a) == 4 &&
+		      strcmp(esgw_addr_format(&a, 0, buf), "10.1.2.3") == 0,
+	      "IPv4 from bytes: %s", buf);
+	esgw_addr_clear_host(&a);
+	CHECK(strcmp(esgw_addr_format(&a, 1, buf), "10.1.2.0/24") == 0, "IPv4 host bits: %s", buf);
+	CHECK(esgw_addr_parse("2001:db8::ffff/116", &a) == 0 && esgw_addr_size(&a) == 16 &&
+		      esgw_addr_ipv4(&a) == 0,
+	      "IPv6 size");
+	esgw_addr_clear_host(&a);
+	CHECK(strcmp(esgw_addr_format(&a, 1, buf), "2001:db8::f000/116") == 0, "IPv6 host bits: %s",
+	      buf);
+}
 
 int main(void)
 {
@@ -115,14 +182,18 @@ int main(void)
 		static const struct {
 			const char *in;
 			int rc;
-		} macs[] = {{"02:00:00:AB:cd:ef", 0}, {"02:00:00:ab:cd", -1},
-			    {"02:00:00:ab:cd:ef:", -1}, {"02-00-00-ab-cd-ef", -1},
-			    {"02:00:00:ab:cd:eg", -1},  {"2:0:0:ab:cd:ef", -1},
+		} macs[] = {{"02:00:00:AB:cd:ef", 0},
+			    {"02:00:00:ab:cd", -1},
+			    {"02:00:00:ab:cd:ef:", -1},
+			    {"02-00-00-ab-cd-ef", -1},
+			    {"02:00:00:ab:cd:eg", -1},
+			    {"2:0:0:ab:cd:ef", -1},
 			    {"", -1}};
 		uint8_t mac[6];
 
 		for (size_t i = 0; i < sizeof(macs) / sizeof(macs[0]); i++)
-			CHECK(esgw_parse_mac(macs[i].in, mac) == macs[i].rc, "mac '%s'", macs[i].in);
+			CHECK(esgw_parse_mac(macs[i].in, mac) == macs[i].rc, "mac '%s'",
+			      macs[i].in);
 		esgw_parse_mac("02:00:00:AB:cd:ef", mac);
 		CHECK(memcmp(mac, "\x02\x00\x00\xab\xcd\xef", 6) == 0, "parse mac value");
 	}
@@ -150,5 +221,6 @@ int main(void)
 	CHECK(esgw_is_ipv6_text("::1") && !esgw_is_ipv6_text("10.0.0.1") &&
 		      !esgw_is_ipv6_text(NULL),
 	      "ipv6 text");
+	check_esgw_addr();
 	return check_report("test_addr");
 }
