@@ -28,11 +28,14 @@ fi
 
 passed=0
 failed=0
+# Logs in the build directory: checkouts tested side by side keep theirs apart.
+logs=$build/test-logs
+mkdir -p "$logs"
 
 # --- unit tests
-meson test -C "$build" --no-rebuild --print-errorlogs 2>&1 | tee /tmp/esgw-unit.log
-ok=$(awk '/^Ok:/ {print $2}' /tmp/esgw-unit.log)
-bad=$(awk '/^(Fail|Timeout|Unexpected Pass):/ {s += $NF} END {print s + 0}' /tmp/esgw-unit.log)
+meson test -C "$build" --no-rebuild --print-errorlogs 2>&1 | tee "$logs/unit.log"
+ok=$(awk '/^Ok:/ {print $2}' "$logs/unit.log")
+bad=$(awk '/^(Fail|Timeout|Unexpected Pass):/ {s += $NF} END {print s + 0}' "$logs/unit.log")
 passed=$((passed + ${ok:-0}))
 failed=$((failed + bad))
 [ -z "$ok" ] && failed=$((failed + 1))
@@ -40,17 +43,17 @@ failed=$((failed + bad))
 # --- fuzzing the inbound ESP path and the router's input path (libFuzzer,
 # bounded; every seed, the regressions among them, runs first)
 for target in esp_decap router; do
-	if tests/fuzz/run.sh --target "$target" 20000 >"/tmp/esgw-fuzz-$target.log" 2>&1; then
+	if tests/fuzz/run.sh --target "$target" 20000 >"$logs/fuzz-$target.log" 2>&1; then
 		echo "fuzz $target: 20000 inputs, no findings"
 		passed=$((passed + 1))
 	else
-		tail -30 "/tmp/esgw-fuzz-$target.log"
+		tail -30 "$logs/fuzz-$target.log"
 		failed=$((failed + 1))
 	fi
 done
 
 # --- integration tests (real processes, namespaces, scapy as the independent ESP peer)
-junit=/tmp/esgw-integration.xml
+junit=$logs/integration.xml
 rm -f "$junit"
 /usr/bin/python3 -m pytest -v -p no:cacheprovider --junitxml="$junit" "${pytest_args[@]}" tests/integration
 read -r ip ifail < <(/usr/bin/python3 - "$junit" <<'PY'

@@ -22,7 +22,8 @@ RXTX = os.path.join(BUILD, "rxtx", "esgw-rxtx")
 NS_GW, NS_PEER = "hc-rxtx-gw", "hc-rxtx-peer"
 DEV_GW, DEV_PEER = "hc-rx0", "hc-rx1"
 PREFIX = "hc-rxtx"
-RUNDIR = "/tmp/hc/rxtx-test"
+# Per pytest process: checkouts tested side by side do not share it.
+RUNDIR = "/tmp/hc/rx%d" % os.getpid()
 # What esgw-ctld passes (BRIEF), plus a base address far from where ASLR puts
 # the secondaries' own mappings.
 EAL_PRIMARY = ["--proc-type", "primary", "--lcores", "1@0", "--no-pci", "-m", "256",
