@@ -310,9 +310,70 @@ static void on_idle_timeout(struct ev_loop *loop, ev_timer *w, int revents)
 	client_close(c);
 }
 
+/* A refused peer's socket after its reply: the write side shut, what it
+ * sends discarded until it closes (EOF) or REFUSED_LINGER_S pass. Closing at
+ * once would reset the connection whenever its request arrived after the
+ * reply (a UNIX socket closed with unread data does), and the peer would
+ * lose the reply. At most REFUSED_MAX linger; past that they close at once. */
+#define REFUSED_MAX 16
+#define REFUSED_LINGER_S 1.0
+struct refused {
+	ev_io io;
+	ev_timer timer;
+	int fd;
+};
+static int nrefused;
+
+static void refused_close(struct ev_loop *loop, struct refused *r)
+{
+	ev_io_stop(loop, &r->io);
+	ev_timer_stop(loop, &r->timer);
+	close(r->fd);
+	free(r);
+	nrefused--;
+}
+
+static void on_refused_readable(struct ev_loop *loop, ev_io *w, int revents)
+{
+	struct refused *r = w->data;
+	uint8_t junk[4096];
+	ssize_t n;
+
+	(void)revents;
+	n = recv(r->fd, junk, sizeof(junk), MSG_DONTWAIT);
+	explicit_bzero(junk, sizeof(junk));
+	if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+		refused_close(loop, r);
+}
+
+static void on_refused_timeout(struct ev_loop *loop, ev_timer *w, int revents)
+{
+	(void)revents;
+	refused_close(loop, w->data);
+}
+
+/* Discard what it sends until it goes: see struct refused. */
+static void refused_linger(struct ev_loop *loop, int fd)
+{
+	struct refused *r = nrefused < REFUSED_MAX ? calloc(1, sizeof(*r)) : NULL;
+
+	if (r == NULL) {
+		close(fd); /* a flood of refused peers: they may lose the reply */
+		return;
+	}
+	nrefused++;
+	r->fd = fd;
+	ev_io_init(&r->io, on_refused_readable, fd, EV_READ);
+	r->io.data = r;
+	ev_timer_init(&r->timer, on_refused_timeout, REFUSED_LINGER_S, 0.);
+	r->timer.data = r;
+	ev_io_start(loop, &r->io);
+	ev_timer_start(loop, &r->timer);
+}
+
 /* A peer that fails the credential check gets one error reply, if its
  * socket takes it at once, and is closed: it never holds a client slot. */
-static void refuse_peer(int fd)
+static void refuse_peer(struct ev_loop *loop, int fd)
 {
 	Esgw__Response resp = ESGW__RESPONSE__INIT;
 	uint8_t *buf;
@@ -326,16 +387,8 @@ static void refuse_peer(int fd)
 	free(buf);
 	ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "control client refused: not root, not ctld's user, "
 					    "not in group " ADMIN_GROUP);
-	/* What it sent already is discarded unread: closing a UNIX socket with
-	 * unread data would reset the connection before it reads the reply. */
-	for (int i = 0; i < 16; i++) {
-		uint8_t junk[4096];
-
-		if (recv(fd, junk, sizeof(junk), MSG_DONTWAIT) <= 0)
-			break;
-		explicit_bzero(junk, sizeof(junk));
-	}
-	close(fd);
+	shutdown(fd, SHUT_WR); /* the reply, then EOF: nothing else goes to it */
+	refused_linger(loop, fd);
 }
 
 static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
@@ -347,7 +400,7 @@ static void on_accept(struct ev_loop *loop, ev_io *w, int revents)
 	(void)revents;
 	while ((fd = accept4(listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		if (!peer_allowed(fd)) {
-			refuse_peer(fd);
+			refuse_peer(loop, fd);
 			continue;
 		}
 		if (nclients >= MAX_CLIENTS || (c = calloc(1, sizeof(*c))) == NULL) {
