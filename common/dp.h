@@ -109,6 +109,8 @@ void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req);
 void esgw_dp_stats_release(struct esgw_dp *dp);
 /* The per-stage cost counters (stage_cycles.h) into stats and traffic. */
 void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__DpTraffic *traffic);
+/* The hand-off counters (sleeps, room_wakes), appended to stats->counters. */
+void esgw_dp_stats_handoffs(struct esgw_dp *dp, Esgw__DpStats *stats);
 
 /* End of one round of the main loop that began at TSC begin and handled n
  * packets: its cycles are counted, then the doorbells it owes are rung. */

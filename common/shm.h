@@ -78,6 +78,12 @@ struct esgw_doorbell {
 	volatile uint32_t sleeping;
 } __rte_cache_aligned;
 
+/* A ring's producer waits for room in it (backpressure.h): raised by the
+ * producer, cleared by the consumer when it rings the producer's doorbell. */
+struct esgw_room {
+	volatile uint32_t wanted;
+} __rte_cache_aligned;
+
 /* Counters of one SA, written only by the worker that owns it: only the
  * drop reasons an SA can hit (ESGW_FOREACH_SA_DROP, drops.h). */
 struct esgw_sa_counters {
@@ -154,6 +160,11 @@ struct esgw_shared {
 	struct esgw_doorbell db_rxtx;
 	struct esgw_doorbell db_router;
 	struct esgw_doorbell db_worker[ESGW_MAX_WORKERS];
+	/* Backpressure (backpressure.h): rxtx waits for room in router_in, the
+	 * router in crypto.N, worker N in its dec.N and wtx.N. */
+	struct esgw_room room_router_in;
+	struct esgw_room room_crypto[ESGW_MAX_WORKERS];
+	struct esgw_room room_worker_out[ESGW_MAX_WORKERS];
 	struct esgw_sa_runtime sa[ESGW_MAX_SA];
 };
 
@@ -197,8 +208,9 @@ static inline void esgw_doorbell_defer(struct esgw_bells *b, struct esgw_doorbel
 /* Ring what the round owes; cheap when it owes nothing. */
 void esgw_doorbells_ring(struct esgw_bells *b);
 /* Consumer side: sleep until rung or timeout_us passes. has_work is called after
- * announcing the sleep; if it returns non-zero the wait is skipped. */
-void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
-			int (*has_work)(void *arg), void *arg);
+ * announcing the sleep; if it returns non-zero the wait is skipped. Returns
+ * whether it waited. */
+int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
+		       int (*has_work)(void *arg), void *arg);
 
 #endif

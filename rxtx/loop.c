@@ -8,6 +8,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "backpressure.h"
 #include "log.h"
 #include "rxtx.h"
 
@@ -23,12 +24,24 @@
 #define RXTX_IDLE_SPINS 64 /* empty rounds before sleeping */
 #define RXTX_CTL_EVERY 64  /* busy rounds between control socket polls */
 
+/* Whether the router has room for more frames (backpressure.h): if not, the
+ * ports are left alone until it has, and their own rings hold (or drop) what
+ * arrives meanwhile, at no cost to the CPU the router needs. */
+static int router_has_room(struct rxtx *rx)
+{
+	return esgw_ring_has_room(rx->router_in, &rx->dp.shared->room_router_in);
+}
+
 /* One RX burst from every port. Returns the number of frames received. */
 static unsigned int rx_round(struct rxtx *rx)
 {
 	struct rte_mbuf *pkts[ESGW_BURST];
 	unsigned int total = 0, enqueued = 0;
 
+	if (!router_has_room(rx)) {
+		rx->rx_paused++;
+		return 0;
+	}
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
 		uint64_t called = rte_rdtsc(), now;
@@ -78,12 +91,15 @@ static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, ui
 
 /* One burst from a crypto worker's ring: frames for any port, each sent out
  * of its meta->out_port, in ring order per port. */
-static unsigned int worker_tx_burst(struct rxtx *rx, struct rte_ring *ring)
+static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 {
+	struct rte_ring *ring = rx->worker_tx[w];
 	struct rte_mbuf *pkts[ESGW_BURST], *by_port[ESGW_MAX_PORTS][ESGW_BURST];
 	uint16_t count[ESGW_MAX_PORTS] = {0};
 	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
 
+	esgw_ring_room_made(&rx->dp, ring, &rx->dp.shared->room_worker_out[w],
+			    &rx->dp.shared->db_worker[w]);
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
 
@@ -117,15 +133,18 @@ static unsigned int tx_round(struct rxtx *rx)
 	}
 	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
-			total += worker_tx_burst(rx, rx->worker_tx[w]);
+			total += worker_tx_burst(rx, w);
 	return total;
 }
 
-/* Called after the doorbell announced our sleep: anything on a TX ring? */
+/* Called after the doorbell announced our sleep: anything on a TX ring, or
+ * room again in the router's ring after a pause? */
 static int tx_pending(void *arg)
 {
 	struct rxtx *rx = arg;
 
+	if (rx->dp.shared->room_router_in.wanted && rte_ring_count(rx->router_in) < ESGW_RING_HIGH)
+		return 1;
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
 			return 1;

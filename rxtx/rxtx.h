@@ -27,6 +27,7 @@ struct rxtx {
 	/* Written only by the data thread, read by on_stats on the same thread. */
 	uint64_t rx_packets;
 	uint64_t tx_packets;
+	uint64_t rx_paused; /* rounds that left the ports alone: the router's ring was full */
 	uint64_t drops[ESGW_DROP_MAX];
 	/* kernel_drops.c: AF_PACKET sockets of each port and their drops. */
 #define RXTX_KDROP_FDS 4
