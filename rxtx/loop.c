@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding loop: frames from the ports go to the router's input ring,
  * frames on the per-port TX rings go out of their port, punted frames go to
- * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on the rxtx
- * doorbell when idle; a TX enqueue wakes it at once, but the ports have no
- * doorbell, so it wakes every millisecond to poll them, and every 5 ms once
- * they have been quiet for ~100 ms. */
+ * the host's TAPs and the host's frames out of their port (punt.c). Keeps
+ * polling (yielding the CPU between rounds) for ESGW_SPIN_US after the last
+ * packet, then sleeps on the rxtx doorbell; a TX enqueue wakes it at once, but
+ * the ports have no doorbell, so it wakes every millisecond to poll them, and
+ * every 5 ms once they have been quiet for ~100 ms. */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
@@ -38,7 +39,8 @@ static unsigned int rx_round(struct rxtx *rx)
 	struct rte_mbuf *pkts[ESGW_BURST];
 	unsigned int total = 0, enqueued = 0;
 
-	if (!router_has_room(rx)) {
+	rx->paused = !router_has_room(rx);
+	if (rx->paused) {
 		rx->rx_paused++;
 		return 0;
 	}
@@ -157,14 +159,15 @@ static int tx_pending(void *arg)
 void rxtx_loop(struct rxtx *rx)
 {
 	unsigned int idle = 0, iter = 0, sleeps = 0;
+	int woke = 1;
 
 	while (!esgw_dp_quit) {
 		uint64_t begin = rte_rdtsc();
 		/* Punts, and the host's frames from the TAPs: always right after
 		 * a sleep, otherwise every TAP_POLL_US (punt.c). */
-		unsigned int n =
-			rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, idle >= RXTX_IDLE_SPINS);
+		unsigned int n = rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, woke);
 
+		woke = 0;
 		esgw_dp_round_end(&rx->dp, begin, n);
 		if (n) {
 			idle = 0;
@@ -173,7 +176,7 @@ void rxtx_loop(struct rxtx *rx)
 				esgw_dp_ctl_poll(&rx->dp);
 			continue;
 		}
-		if (++idle < RXTX_IDLE_SPINS)
+		if (++idle < RXTX_IDLE_SPINS || (!rx->paused && esgw_dp_spin(&rx->dp)))
 			continue;
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
 			sleeps++;
@@ -181,6 +184,7 @@ void rxtx_loop(struct rxtx *rx)
 			     sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US
 							   : RXTX_DEEP_IDLE_TIMEOUT_US,
 			     tx_pending, rx);
+		woke = 1;
 		if (rx->dp.busy_poll)
 			idle = 0; /* no sleep happened: the TAPs are polled on their timer */
 	}

@@ -28,6 +28,7 @@ struct rxtx {
 	uint64_t rx_packets;
 	uint64_t tx_packets;
 	uint64_t rx_paused; /* rounds that left the ports alone: the router's ring was full */
+	bool paused;        /* this round did */
 	uint64_t drops[ESGW_DROP_MAX];
 	/* kernel_drops.c: AF_PACKET sockets of each port and their drops. */
 #define RXTX_KDROP_FDS 4
