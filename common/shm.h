@@ -63,7 +63,13 @@ struct esgw_meta {
 	uint64_t timestamp; /* TSC at RX, for latency measurement */
 };
 
-#define ESGW_MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct esgw_meta), RTE_MBUF_PRIV_ALIGN)
+/* A whole cache line: the mbuf (two lines) and the headroom (RTE_PKTMBUF_HEADROOM,
+ * two lines) are whole lines too, so packet data starts on a line and a small
+ * packet's headers do not straddle one more line at every hop. */
+#define ESGW_MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct esgw_meta), RTE_CACHE_LINE_SIZE)
+_Static_assert(sizeof(struct rte_mbuf) % RTE_CACHE_LINE_SIZE == 0 &&
+		       RTE_PKTMBUF_HEADROOM % RTE_CACHE_LINE_SIZE == 0,
+	       "packet data is cache-line aligned only if the mbuf and the headroom are");
 
 static inline struct esgw_meta *esgw_meta(struct rte_mbuf *m)
 {
