@@ -147,6 +147,8 @@ static int tx_pending(void *arg)
 
 	if (rx->dp.shared->room_router_in.wanted && rte_ring_count(rx->router_in) < ESGW_RING_HIGH)
 		return 1;
+	if (!rx->paused && rxtx_port_watch_ready(rx))
+		return 1; /* a frame came in after the last round: no sleep */
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
 			return 1;
@@ -180,6 +182,8 @@ void rxtx_loop(struct rxtx *rx)
 			continue;
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
 			sleeps++;
+		if (!rx->paused)
+			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
 		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx,
 			     sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US
 							   : RXTX_DEEP_IDLE_TIMEOUT_US,
