@@ -18,9 +18,11 @@
  * 1 ms sleeps alone would be ~3.5% of a core for a gateway with no traffic,
  * and stray broadcasts keep a real port from ever being quiet for long.
  * After RXTX_DEEP_IDLE_AFTER quiet sleeps (~100 ms) the first frame of the
- * next burst may wait up to 5 ms instead (~0.7% of a core when idle);
- * af_packet's kernel ring (devarg framecnt=) buffers it meanwhile. */
-#define RXTX_DEEP_IDLE_TIMEOUT_US 5000
+ * next burst may wait up to 10 ms instead (~0.4% of a core when idle) on a
+ * port without a kernel socket to watch (memif, a PCI NIC); on one with
+ * (af_packet, port_watch.c) it wakes us at once, so the deep timeout applies
+ * from the first sleep and only the host's frames from the TAPs wait. */
+#define RXTX_DEEP_IDLE_TIMEOUT_US 10000
 #define RXTX_DEEP_IDLE_AFTER 100
 #define RXTX_IDLE_SPINS 64 /* empty rounds before sleeping */
 #define RXTX_CTL_EVERY 64  /* busy rounds between control socket polls */
@@ -181,7 +183,7 @@ void rxtx_loop(struct rxtx *rx)
 		if (++idle < RXTX_IDLE_SPINS || (!rx->paused && esgw_dp_spin(&rx->dp)))
 			continue;
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
-			sleeps++;
+			sleeps = rx->watch_all ? RXTX_DEEP_IDLE_AFTER : sleeps + 1;
 		if (!rx->paused)
 			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
 		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx,

@@ -59,6 +59,15 @@ static void *port_watch(void *arg)
 	return NULL;
 }
 
+/* Whether every dataplane port has a socket to watch. */
+static bool all_watched(const struct rxtx *rx)
+{
+	for (uint16_t i = 0; i < rx->nb_ports; i++)
+		if (rx->kdrop_nfd[rx->ports[i]] == 0)
+			return false;
+	return rx->nb_ports != 0;
+}
+
 void rxtx_port_watch_start(struct rxtx *rx)
 {
 	struct pollfd pfd[ESGW_MAX_PORTS * RXTX_KDROP_FDS];
@@ -77,6 +86,7 @@ void rxtx_port_watch_start(struct rxtx *rx)
 	}
 	pthread_setname_np(rx->watch_thread, "esgw-ports");
 	rx->watch_running = true;
+	rx->watch_all = all_watched(rx);
 }
 
 void rxtx_port_watch_arm(struct rxtx *rx)

@@ -40,6 +40,7 @@ struct rxtx {
 	 * of those sockets becomes readable. */
 	pthread_t watch_thread;
 	bool watch_running;
+	bool watch_all;                /* every port has one: no port needs a timed poll */
 	volatile uint32_t watch_armed; /* the data thread is about to sleep, or asleep */
 	/* punt.c: frames the router punts to the host's stack (ring esgw.punt)
 	 * and, per dataplane port, the TAP interface that hands them over. */
