@@ -48,7 +48,7 @@ struct esgw_dp {
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
 	bool busy_poll;                  /* --busy-poll: esgw_dp_idle never sleeps */
 	uint64_t last_work;              /* TSC at the start of the last round with packets */
-	uint64_t spin_cycles;            /* ESGW_SPIN_US in TSC cycles */
+	uint64_t recent_cycles;          /* ESGW_RECENT_US in TSC cycles */
 	/* private to the dp_*.c files */
 	int listen_fd;
 	int conn_fd;
@@ -87,17 +87,20 @@ int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name);
  * read, answer. Costs one load when there is nothing to do. */
 void esgw_dp_ctl_poll(struct esgw_dp *dp);
 void esgw_dp_ctl_close(struct esgw_dp *dp);
-/* A process that handled packets less than ESGW_SPIN_US ago does not sleep
- * when it finds nothing to do: it yields the CPU (to whichever process shares
- * it and has work) and polls again. Used by rxtx only, whose ports have no
- * doorbell: the next frame of a flow of 1,000 packets/s or more is then taken
- * at once instead of at the next timed wake-up (up to 1 ms later). An idle
- * gateway still sleeps: the budget starts at the last packet. The router and
- * the workers sleep at once (their producers ring them): measured, their
- * yielding loops cost the CPU a busy worker needs on a shared CPU.
- * Returns 1 while within the budget (after yielding), 0 once it is spent. */
-#define ESGW_SPIN_US 2000
-int esgw_dp_spin(struct esgw_dp *dp);
+/* Whether the process handled packets less than ESGW_RECENT_US ago: rxtx,
+ * whose ports have no doorbell, then sleeps only ESGW_RECENT_TIMEOUT_US at a
+ * time, so the next frame of a flow of 1,000 packets/s or more waits at most
+ * that long instead of up to a millisecond. A sleep, not a spin: a loop that
+ * yielded the CPU instead (sched_yield) starved rxtx whenever a process on
+ * its CPU spun (a worker waiting for a hand-over), measured: SA moves took
+ * 8-19 s instead of 2 and lost packets. An idle gateway keeps its long sleeps:
+ * the window starts at the last packet. */
+#define ESGW_RECENT_US 2000
+#define ESGW_RECENT_TIMEOUT_US 100
+static inline int esgw_dp_recent(const struct esgw_dp *dp)
+{
+	return rte_rdtsc() - dp->last_work < dp->recent_cycles;
+}
 /* Sleep on a doorbell (see shm.h) after serving the control socket. */
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg);

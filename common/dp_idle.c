@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* The idle path of a dataplane process: after recent work, yield and poll
- * again (esgw_dp_spin); otherwise ring what the round owes, serve the
- * control socket, then sleep on the process's doorbell until a producer or
- * the control watcher rings it. */
+/* The idle sleep of a dataplane process: ring what the round owes, serve
+ * the control socket, then sleep on the process's doorbell until a producer
+ * or the control watcher rings it. */
 #include "dp.h"
 
-#include <sched.h>
-
-#include <rte_cycles.h>
 #include <rte_pause.h>
 
 /* What the doorbell re-checks after announcing a sleep: control work, or the
@@ -34,14 +30,4 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;
 	dp->cycles.sleeps += (uint64_t)esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
-}
-
-int esgw_dp_spin(struct esgw_dp *dp)
-{
-	if (rte_rdtsc() - dp->last_work >= dp->spin_cycles)
-		return 0;
-	esgw_doorbells_ring(&dp->bells);
-	esgw_dp_ctl_poll(dp);
-	sched_yield();
-	return 1;
 }

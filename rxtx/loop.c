@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding loop: frames from the ports go to the router's input ring,
  * frames on the per-port TX rings go out of their port, punted frames go to
- * the host's TAPs and the host's frames out of their port (punt.c). Keeps
- * polling (yielding the CPU between rounds) for ESGW_SPIN_US after the last
- * packet, then sleeps on the rxtx doorbell; a TX enqueue wakes it at once, but
- * the ports have no doorbell, so it wakes every millisecond to poll them, and
- * every 5 ms once they have been quiet for ~100 ms. */
+ * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on
+ * the rxtx doorbell when idle; a TX enqueue wakes it at once, a frame on an
+ * af_packet port too (port_watch.c), but other ports have no doorbell, so it
+ * wakes to poll them: every 100 us within 2 ms of the last packet
+ * (esgw_dp_recent), every millisecond when quiet, and every 10 ms once they
+ * have been quiet for ~100 ms. */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
@@ -32,7 +33,7 @@
  * arrives meanwhile, at no cost to the CPU the router needs. */
 static int router_has_room(struct rxtx *rx)
 {
-	return esgw_ring_has_room(rx->router_in, &rx->dp.shared->room_router_in);
+	return esgw_ring_has_room(rx->router_in, ESGW_RING_IN_HIGH, &rx->dp.shared->room_router_in);
 }
 
 /* One RX burst from every port. Returns the number of frames received. */
@@ -102,7 +103,7 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 	uint16_t count[ESGW_MAX_PORTS] = {0};
 	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
 
-	esgw_ring_room_made(&rx->dp, ring, &rx->dp.shared->room_worker_out[w],
+	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &rx->dp.shared->room_worker_out[w],
 			    &rx->dp.shared->db_worker[w]);
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
@@ -147,7 +148,8 @@ static int tx_pending(void *arg)
 {
 	struct rxtx *rx = arg;
 
-	if (rx->dp.shared->room_router_in.wanted && rte_ring_count(rx->router_in) < ESGW_RING_HIGH)
+	if (rx->dp.shared->room_router_in.wanted &&
+	    rte_ring_count(rx->router_in) < ESGW_RING_IN_HIGH)
 		return 1;
 	if (!rx->paused && rxtx_port_watch_ready(rx))
 		return 1; /* a frame came in after the last round: no sleep */
@@ -158,6 +160,15 @@ static int tx_pending(void *arg)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			return 1;
 	return rx->punt != NULL && rte_ring_count(rx->punt) != 0;
+}
+
+/* How long to sleep: briefly after recent traffic on a port without a
+ * socket to watch (esgw_dp_recent), else by how long the ports were quiet. */
+static unsigned int sleep_timeout_us(const struct rxtx *rx, unsigned int sleeps)
+{
+	if (!rx->watch_all && !rx->paused && esgw_dp_recent(&rx->dp))
+		return ESGW_RECENT_TIMEOUT_US;
+	return sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US : RXTX_DEEP_IDLE_TIMEOUT_US;
 }
 
 void rxtx_loop(struct rxtx *rx)
@@ -180,15 +191,13 @@ void rxtx_loop(struct rxtx *rx)
 				esgw_dp_ctl_poll(&rx->dp);
 			continue;
 		}
-		if (++idle < RXTX_IDLE_SPINS || (!rx->paused && esgw_dp_spin(&rx->dp)))
+		if (++idle < RXTX_IDLE_SPINS)
 			continue;
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
 			sleeps = rx->watch_all ? RXTX_DEEP_IDLE_AFTER : sleeps + 1;
 		if (!rx->paused)
 			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
-		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx,
-			     sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US
-							   : RXTX_DEEP_IDLE_TIMEOUT_US,
+		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx, sleep_timeout_us(rx, sleeps),
 			     tx_pending, rx);
 		woke = 1;
 		if (rx->dp.busy_poll)
