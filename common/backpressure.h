@@ -21,33 +21,42 @@
 
 #include "dp.h"
 
-/* A producer stops feeding a ring that holds ESGW_RING_HIGH packets (a
- * quarter of ESGW_RING_SIZE: the packets waiting stay few enough for the
- * caches, and the pool never runs dry with every ring at the mark). */
+/* Between the processes a producer stops feeding a ring that holds
+ * ESGW_RING_HIGH packets (a quarter of ESGW_RING_SIZE: the packets waiting
+ * stay few enough for the caches, and the pool never runs dry with every ring
+ * at the mark) and is woken at ESGW_RING_LOW. rxtx fills router_in up to
+ * ESGW_RING_IN_HIGH, nearly all of it, as it did before it ever paused: a
+ * router busy for a while with a configuration push then still finds what
+ * arrived meanwhile there, not lost in a port's smaller ring (af_packet's
+ * kernel ring); it is woken at ESGW_RING_HIGH. */
 #define ESGW_RING_HIGH (ESGW_RING_SIZE / 4)
 #define ESGW_RING_LOW (ESGW_RING_HIGH / 4)
+#define ESGW_RING_IN_HIGH (ESGW_RING_SIZE - 4 * ESGW_BURST)
+#define ESGW_RING_IN_LOW ESGW_RING_HIGH
 
-/* Producer: whether ring r has room for another burst. If not, the room flag
- * asks the consumer for a wake-up; the producer's idle sleep re-checks the
- * ring (with esgw_ring_has_room) after announcing itself asleep, so no
- * wake-up is lost. */
-static inline int esgw_ring_has_room(const struct rte_ring *r, struct esgw_room *room)
+/* Producer: whether ring r has room for another burst below high. If not,
+ * the room flag asks the consumer for a wake-up; the producer's idle sleep
+ * re-checks the ring (with esgw_ring_has_room) after announcing itself
+ * asleep, so no wake-up is lost. */
+static inline int esgw_ring_has_room(const struct rte_ring *r, unsigned int high,
+				     struct esgw_room *room)
 {
-	if (likely(rte_ring_count(r) < ESGW_RING_HIGH))
+	if (likely(rte_ring_count(r) < high))
 		return 1;
 	room->wanted = 1;
 	return 0;
 }
 
 /* Consumer, after a dequeue from r: if its producer is waiting for room and
- * the ring is down to ESGW_RING_LOW, wake it (its doorbell db, at the end of
- * the round). The barrier orders our dequeue before the read of the flag:
- * with the producer's own (doorbell wait) either it sees the room or we see
- * the flag. Only when the ring is low, so a full-speed consumer pays nothing. */
+ * the ring is down to low, wake it (its doorbell db, at the end of the
+ * round). The barrier orders our dequeue before the read of the flag: with
+ * the producer's own (doorbell wait) either it sees the room or we see the
+ * flag. Only when the ring is low, so a full-speed consumer pays nothing. */
 static inline void esgw_ring_room_made(struct esgw_dp *dp, const struct rte_ring *r,
-				       struct esgw_room *room, struct esgw_doorbell *db)
+				       unsigned int low, struct esgw_room *room,
+				       struct esgw_doorbell *db)
 {
-	if (rte_ring_count(r) > ESGW_RING_LOW)
+	if (rte_ring_count(r) > low)
 		return;
 	rte_smp_mb();
 	if (unlikely(room->wanted)) {

@@ -284,7 +284,8 @@ static int outputs_have_room(struct crypto_worker *w)
 {
 	struct esgw_room *room = &w->dp.shared->room_worker_out[w->id];
 
-	return esgw_ring_has_room(w->ring_wtx, room) && esgw_ring_has_room(w->ring_dec, room);
+	return esgw_ring_has_room(w->ring_wtx, ESGW_RING_HIGH, room) &&
+	       esgw_ring_has_room(w->ring_dec, ESGW_RING_HIGH, room);
 }
 
 /* One burst from the input ring; returns how many packets it held. */
@@ -300,7 +301,7 @@ static unsigned int process_burst(struct crypto_worker *w)
 	if (unlikely(!outputs_have_room(w)))
 		return 0;
 	n = rte_ring_dequeue_burst(w->ring_in, (void **)pkts, ESGW_BURST, NULL);
-	esgw_ring_room_made(&w->dp, w->ring_in, &w->dp.shared->room_crypto[w->id],
+	esgw_ring_room_made(&w->dp, w->ring_in, ESGW_RING_LOW, &w->dp.shared->room_crypto[w->id],
 			    &w->dp.shared->db_router);
 	/* The router wrote these mbufs on another core: fetch the header line
 	 * and the metadata line of all of them at once rather than one miss

@@ -88,7 +88,8 @@ static int crypto_rings_have_room(struct router *r, uint64_t now)
 		struct router_stall *st = &r->stall[w];
 		uint32_t tail;
 
-		if (ring == NULL || esgw_ring_has_room(ring, &r->dp.shared->room_crypto[w])) {
+		if (ring == NULL ||
+		    esgw_ring_has_room(ring, ESGW_RING_HIGH, &r->dp.shared->room_crypto[w])) {
 			st->since = 0;
 			continue;
 		}
@@ -116,13 +117,13 @@ static unsigned int router_poll(struct router *r)
 	r->paused = !crypto_rings_have_room(r, r->now);
 	if (!r->paused) {
 		n = router_poll_ring(r, r->router_in);
-		esgw_ring_room_made(&r->dp, r->router_in, &r->dp.shared->room_router_in,
-				    &r->dp.shared->db_rxtx);
+		esgw_ring_room_made(&r->dp, r->router_in, ESGW_RING_IN_LOW,
+				    &r->dp.shared->room_router_in, &r->dp.shared->db_rxtx);
 	}
 	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
 		if (rte_ring_count(r->decrypted_ring[w]) != 0) {
 			n += router_poll_ring(r, r->decrypted_ring[w]);
-			esgw_ring_room_made(&r->dp, r->decrypted_ring[w],
+			esgw_ring_room_made(&r->dp, r->decrypted_ring[w], ESGW_RING_LOW,
 					    &r->dp.shared->room_worker_out[w],
 					    &r->dp.shared->db_worker[w]);
 		}
