@@ -114,6 +114,10 @@ secgw_start() { # name cpu config lan wan
 		fi
 		echo "bench/run.sh: ipsec-secgw $name died at start-up (attempt $attempt of 3)" >&2
 		tail -n 5 "$log" >&2
+		# Not always dead: seen alive (polling its CPU for good, an orphan
+		# that skewed every later run) after being judged dead on a loaded
+		# machine. Our own child of a moment ago: kill it whatever it is.
+		kill -KILL "${SECGW_PID[$name]}" 2>/dev/null || true
 		secgw_server_sockets_remove "$4" "$5"
 	done
 	die "ipsec-secgw $name did not start" \

@@ -36,16 +36,21 @@ void esgw_doorbells_ring(struct esgw_bells *b)
 	b->n = 0;
 }
 
-void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
-			int (*has_work)(void *arg), void *arg)
+int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
+		       int (*has_work)(void *arg), void *arg)
 {
+	int slept = 0;
+
 	struct timespec ts = {.tv_sec = timeout_us / 1000000,
 			      .tv_nsec = (long)(timeout_us % 1000000) * 1000};
 	uint32_t seq = db->seq;
 
 	db->sleeping = 1;
 	rte_smp_mb(); /* sleeping is visible before we look at the rings */
-	if (has_work == NULL || !has_work(arg))
+	if (has_work == NULL || !has_work(arg)) {
 		syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+		slept = 1;
+	}
 	db->sleeping = 0;
+	return slept;
 }

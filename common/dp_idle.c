@@ -29,5 +29,5 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 	dp->db = db;
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;
-	esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
+	dp->cycles.sleeps += (uint64_t)esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
 }

@@ -44,6 +44,7 @@ void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		dp->stats_query = req->stats;
 		if (dp->on_stats != NULL)
 			dp->on_stats(dp, &stats);
+		esgw_dp_stats_handoffs(dp, &stats);
 		dp->stats_query = NULL;
 		resp.stats = &stats;
 	} else {

@@ -99,3 +99,20 @@ void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__
 	traffic->tx_bytes = c->tx_bytes;
 	stats->traffic = traffic;
 }
+
+/* The hand-off counters every process keeps (stage_cycles.h), after the
+ * process's own: sleeps on the doorbell (each one a wake-up later: packets
+ * per wake-up are busy_packets over sleeps) and the producers it woke after
+ * making room in their ring (backpressure.h). */
+void esgw_dp_stats_handoffs(struct esgw_dp *dp, Esgw__DpStats *stats)
+{
+	Esgw__Counter **list = esgw_dp_stats_alloc(dp, (stats->n_counters + 2) * sizeof(*list));
+	size_t n = stats->n_counters;
+
+	if (n)
+		memcpy(list, stats->counters, n * sizeof(*list));
+	list[n++] = esgw_dp_stats_counter(dp, "sleeps", dp->cycles.sleeps);
+	list[n++] = esgw_dp_stats_counter(dp, "room_wakes", dp->cycles.room_wakes);
+	stats->counters = list;
+	stats->n_counters = n;
+}

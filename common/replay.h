@@ -17,7 +17,7 @@
 struct replay_window {
 	uint64_t top;   /* highest sequence number accepted so far, 0: none yet */
 	uint32_t size;  /* window size in packets, 64..REPLAY_WINDOW_MAX */
-	uint32_t words; /* bitmap words in use: size / 64 + 1 */
+	uint32_t words; /* bitmap words in use: a power of two >= size / 64 + 1 (replay_init) */
 	uint64_t bitmap[REPLAY_WORDS];
 };
 

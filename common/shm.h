@@ -63,7 +63,13 @@ struct esgw_meta {
 	uint64_t timestamp; /* TSC at RX, for latency measurement */
 };
 
-#define ESGW_MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct esgw_meta), RTE_MBUF_PRIV_ALIGN)
+/* A whole cache line: the mbuf (two lines) and the headroom (RTE_PKTMBUF_HEADROOM,
+ * two lines) are whole lines too, so packet data starts on a line and a small
+ * packet's headers do not straddle one more line at every hop. */
+#define ESGW_MBUF_PRIV_SIZE RTE_ALIGN(sizeof(struct esgw_meta), RTE_CACHE_LINE_SIZE)
+_Static_assert(sizeof(struct rte_mbuf) % RTE_CACHE_LINE_SIZE == 0 &&
+		       RTE_PKTMBUF_HEADROOM % RTE_CACHE_LINE_SIZE == 0,
+	       "packet data is cache-line aligned only if the mbuf and the headroom are");
 
 static inline struct esgw_meta *esgw_meta(struct rte_mbuf *m)
 {
@@ -76,6 +82,12 @@ static inline struct esgw_meta *esgw_meta(struct rte_mbuf *m)
 struct esgw_doorbell {
 	volatile uint32_t seq;
 	volatile uint32_t sleeping;
+} __rte_cache_aligned;
+
+/* A ring's producer waits for room in it (backpressure.h): raised by the
+ * producer, cleared by the consumer when it rings the producer's doorbell. */
+struct esgw_room {
+	volatile uint32_t wanted;
 } __rte_cache_aligned;
 
 /* Counters of one SA, written only by the worker that owns it: only the
@@ -154,6 +166,11 @@ struct esgw_shared {
 	struct esgw_doorbell db_rxtx;
 	struct esgw_doorbell db_router;
 	struct esgw_doorbell db_worker[ESGW_MAX_WORKERS];
+	/* Backpressure (backpressure.h): rxtx waits for room in router_in, the
+	 * router in crypto.N, worker N in its dec.N and wtx.N. */
+	struct esgw_room room_router_in;
+	struct esgw_room room_crypto[ESGW_MAX_WORKERS];
+	struct esgw_room room_worker_out[ESGW_MAX_WORKERS];
 	struct esgw_sa_runtime sa[ESGW_MAX_SA];
 };
 
@@ -197,8 +214,9 @@ static inline void esgw_doorbell_defer(struct esgw_bells *b, struct esgw_doorbel
 /* Ring what the round owes; cheap when it owes nothing. */
 void esgw_doorbells_ring(struct esgw_bells *b);
 /* Consumer side: sleep until rung or timeout_us passes. has_work is called after
- * announcing the sleep; if it returns non-zero the wait is skipped. */
-void esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
-			int (*has_work)(void *arg), void *arg);
+ * announcing the sleep; if it returns non-zero the wait is skipped. Returns
+ * whether it waited. */
+int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
+		       int (*has_work)(void *arg), void *arg);
 
 #endif

@@ -26,6 +26,10 @@ struct esgw_stage_cycles {
 	uint64_t driver_cycles;
 	uint64_t driver_pending; /* this round's driver cycles, counted if it is busy */
 	uint64_t esp_cycles;
+	/* Hand-offs: the idle sleeps that waited on the doorbell, and the
+	 * producers this process woke because it made room in their ring. */
+	uint64_t sleeps;
+	uint64_t room_wakes;
 	/* Traffic in and out, for rates (rxtx uses its port counters instead). */
 	uint64_t rx_packets;
 	uint64_t rx_bytes;

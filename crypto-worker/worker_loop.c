@@ -11,6 +11,7 @@
 #include <rte_pause.h>
 #include <rte_prefetch.h>
 
+#include "backpressure.h"
 #include "log.h"
 #include "worker.h"
 
@@ -277,6 +278,16 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 		handover_release(w, markers[i]);
 }
 
+/* Whether both output rings have room for a burst (backpressure.h): if not,
+ * the input ring waits, and the router, once it is full, holds router_in. */
+static int outputs_have_room(struct crypto_worker *w)
+{
+	struct esgw_room *room = &w->dp.shared->room_worker_out[w->id];
+
+	return esgw_ring_has_room(w->ring_wtx, ESGW_RING_HIGH, room) &&
+	       esgw_ring_has_room(w->ring_dec, ESGW_RING_HIGH, room);
+}
+
 /* One burst from the input ring; returns how many packets it held. */
 static unsigned int process_burst(struct crypto_worker *w)
 {
@@ -287,7 +298,11 @@ static unsigned int process_burst(struct crypto_worker *w)
 	 * what waits there is processed then instead of dropped as no_sa. */
 	if (unlikely(w->dp.generation == 0))
 		return 0;
+	if (unlikely(!outputs_have_room(w)))
+		return 0;
 	n = rte_ring_dequeue_burst(w->ring_in, (void **)pkts, ESGW_BURST, NULL);
+	esgw_ring_room_made(&w->dp, w->ring_in, ESGW_RING_LOW, &w->dp.shared->room_crypto[w->id],
+			    &w->dp.shared->db_router);
 	/* The router wrote these mbufs on another core: fetch the header line
 	 * and the metadata line of all of them at once rather than one miss
 	 * after another in crypto_worker_process. */
@@ -307,7 +322,7 @@ static int has_work(void *arg)
 
 	if (w->dp.generation == 0)
 		return 0;
-	return rte_ring_count(w->ring_in) != 0 || handover_ready(w);
+	return (rte_ring_count(w->ring_in) != 0 && outputs_have_room(w)) || handover_ready(w);
 }
 
 void crypto_worker_run(struct crypto_worker *w)

@@ -10,6 +10,7 @@
 #include <rte_eal.h>
 #include <rte_prefetch.h>
 
+#include "backpressure.h"
 #include "log.h"
 #include "router.h"
 
@@ -71,18 +72,61 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	return n;
 }
 
-/* One burst from router_in (rxtx) and from each crypto worker's ring of
- * decrypted packets; returns how many packets it took in all. */
+/* Whether every crypto worker's ring has room for what router_in may bring
+ * (backpressure.h); if not, router_in waits and rxtx, once it is full too,
+ * leaves the ports alone. A worker that takes nothing from its full ring for
+ * ROUTER_STALL_MS (killed, or restarted and not configured yet) holds the
+ * other workers' tunnels up no longer: its packets are dropped at its ring
+ * (ring_full) until it takes them again. */
+#define ROUTER_STALL_MS 10
+static int crypto_rings_have_room(struct router *r, uint64_t now)
+{
+	uint32_t workers = r->tables->workers ? r->tables->workers : ESGW_MAX_WORKERS;
+
+	for (uint32_t w = 0; w < workers && w < ESGW_MAX_WORKERS; w++) {
+		struct rte_ring *ring = r->crypto_ring[w];
+		struct router_stall *st = &r->stall[w];
+		uint32_t tail;
+
+		if (ring == NULL ||
+		    esgw_ring_has_room(ring, ESGW_RING_HIGH, &r->dp.shared->room_crypto[w])) {
+			st->since = 0;
+			continue;
+		}
+		tail = __atomic_load_n(&ring->cons.tail, __ATOMIC_RELAXED);
+		if (st->since == 0 || tail != st->tail) {
+			st->since = now;
+			st->tail = tail;
+			return 0;
+		}
+		if (now - st->since < r->hz / 1000 * ROUTER_STALL_MS)
+			return 0;
+	}
+	return 1;
+}
+
+/* One burst from router_in (rxtx), if the workers have room, and from each
+ * crypto worker's ring of decrypted packets; returns how many packets it
+ * took in all. */
 static unsigned int router_poll(struct router *r)
 {
-	unsigned int n;
+	unsigned int n = 0;
 
 	r->now = rte_rdtsc();
 	r->fib_cache_valid = 0; /* tables may have changed since the last burst */
-	n = router_poll_ring(r, r->router_in);
+	r->paused = !crypto_rings_have_room(r, r->now);
+	if (!r->paused) {
+		n = router_poll_ring(r, r->router_in);
+		esgw_ring_room_made(&r->dp, r->router_in, ESGW_RING_IN_LOW,
+				    &r->dp.shared->room_router_in, &r->dp.shared->db_rxtx);
+	}
 	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
-		if (rte_ring_count(r->decrypted_ring[w]) != 0)
+		if (rte_ring_count(r->decrypted_ring[w]) != 0) {
 			n += router_poll_ring(r, r->decrypted_ring[w]);
+			esgw_ring_room_made(&r->dp, r->decrypted_ring[w], ESGW_RING_LOW,
+					    &r->dp.shared->room_worker_out[w],
+					    &r->dp.shared->db_worker[w]);
+		}
 	if (r->now >= r->next_timer) {
 		neighbor_timer(r, r->now);
 		reassembly_timer(r, r->now);
@@ -94,9 +138,9 @@ static unsigned int router_poll(struct router *r)
 
 static int has_work(void *arg)
 {
-	const struct router *r = arg;
+	struct router *r = arg;
 
-	if (rte_ring_count(r->router_in) != 0)
+	if (rte_ring_count(r->router_in) != 0 && crypto_rings_have_room(r, rte_rdtsc()))
 		return 1;
 	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
 		if (rte_ring_count(r->decrypted_ring[w]) != 0)
@@ -144,7 +188,11 @@ int main(int argc, char **argv)
 		}
 		if (++idle < 64)
 			continue;
-		esgw_dp_idle(&r->dp, &r->dp.shared->db_router, ROUTER_IDLE_TIMEOUT_US, has_work, r);
+		/* Paused: a worker's wake-up ends it, or the timeout, which also
+		 * lets a worker that stopped taking packets be found out. */
+		esgw_dp_idle(&r->dp, &r->dp.shared->db_router,
+			     r->paused ? ROUTER_PAUSED_TIMEOUT_US : ROUTER_IDLE_TIMEOUT_US,
+			     has_work, r);
 	}
 	rc = 0;
 	ESGW_INFO("stopping");

@@ -21,6 +21,7 @@
 #define ROUTER_MAX_ADDRS ESGW_MAX_ADDRS_PER_INTERFACE
 #define ROUTER_BATCH (2 * ESGW_BURST)
 #define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
+#define ROUTER_PAUSED_TIMEOUT_US 2000 /* waiting for room in a worker's ring */
 
 /* An interface, indexed by its DPDK port id. */
 struct router_port {
@@ -154,6 +155,13 @@ struct router {
 	struct neighbor_table *neigh; /* ARP and ND (neighbor.c) */
 	struct ring_batch tx[ESGW_MAX_PORTS];
 	struct ring_batch crypto[ESGW_MAX_WORKERS];
+	/* Backpressure (main.c): router_in waits while a worker's ring is full;
+	 * since when that worker took nothing (TSC, 0: it did). */
+	struct router_stall {
+		uint64_t since;
+		uint32_t tail;
+	} stall[ESGW_MAX_WORKERS];
+	bool paused;
 	struct router_counters ctr;
 	uint64_t hz;  /* TSC ticks per second */
 	uint64_t now; /* TSC at the start of the current burst */

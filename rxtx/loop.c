@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The forwarding loop: frames from the ports go to the router's input ring,
  * frames on the per-port TX rings go out of their port, punted frames go to
- * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on the rxtx
- * doorbell when idle; a TX enqueue wakes it at once, but the ports have no
- * doorbell, so it wakes every millisecond to poll them, and every 5 ms once
- * they have been quiet for ~100 ms. */
+ * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on
+ * the rxtx doorbell when idle; a TX enqueue wakes it at once, a frame on an
+ * af_packet port too (port_watch.c), but other ports have no doorbell, so it
+ * wakes to poll them: every 100 us within 2 ms of the last packet
+ * (esgw_dp_recent), every millisecond when quiet, and every 10 ms once they
+ * have been quiet for ~100 ms. */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 
+#include "backpressure.h"
 #include "log.h"
 #include "rxtx.h"
 
@@ -16,12 +19,22 @@
  * 1 ms sleeps alone would be ~3.5% of a core for a gateway with no traffic,
  * and stray broadcasts keep a real port from ever being quiet for long.
  * After RXTX_DEEP_IDLE_AFTER quiet sleeps (~100 ms) the first frame of the
- * next burst may wait up to 5 ms instead (~0.7% of a core when idle);
- * af_packet's kernel ring (devarg framecnt=) buffers it meanwhile. */
-#define RXTX_DEEP_IDLE_TIMEOUT_US 5000
+ * next burst may wait up to 10 ms instead (~0.4% of a core when idle) on a
+ * port without a kernel socket to watch (memif, a PCI NIC); on one with
+ * (af_packet, port_watch.c) it wakes us at once, so the deep timeout applies
+ * from the first sleep and only the host's frames from the TAPs wait. */
+#define RXTX_DEEP_IDLE_TIMEOUT_US 10000
 #define RXTX_DEEP_IDLE_AFTER 100
 #define RXTX_IDLE_SPINS 64 /* empty rounds before sleeping */
 #define RXTX_CTL_EVERY 64  /* busy rounds between control socket polls */
+
+/* Whether the router has room for more frames (backpressure.h): if not, the
+ * ports are left alone until it has, and their own rings hold (or drop) what
+ * arrives meanwhile, at no cost to the CPU the router needs. */
+static int router_has_room(struct rxtx *rx)
+{
+	return esgw_ring_has_room(rx->router_in, ESGW_RING_IN_HIGH, &rx->dp.shared->room_router_in);
+}
 
 /* One RX burst from every port. Returns the number of frames received. */
 static unsigned int rx_round(struct rxtx *rx)
@@ -29,6 +42,11 @@ static unsigned int rx_round(struct rxtx *rx)
 	struct rte_mbuf *pkts[ESGW_BURST];
 	unsigned int total = 0, enqueued = 0;
 
+	rx->paused = !router_has_room(rx);
+	if (rx->paused) {
+		rx->rx_paused++;
+		return 0;
+	}
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
 		uint64_t called = rte_rdtsc(), now;
@@ -78,12 +96,15 @@ static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, ui
 
 /* One burst from a crypto worker's ring: frames for any port, each sent out
  * of its meta->out_port, in ring order per port. */
-static unsigned int worker_tx_burst(struct rxtx *rx, struct rte_ring *ring)
+static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 {
+	struct rte_ring *ring = rx->worker_tx[w];
 	struct rte_mbuf *pkts[ESGW_BURST], *by_port[ESGW_MAX_PORTS][ESGW_BURST];
 	uint16_t count[ESGW_MAX_PORTS] = {0};
 	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
 
+	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &rx->dp.shared->room_worker_out[w],
+			    &rx->dp.shared->db_worker[w]);
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
 
@@ -117,15 +138,21 @@ static unsigned int tx_round(struct rxtx *rx)
 	}
 	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
-			total += worker_tx_burst(rx, rx->worker_tx[w]);
+			total += worker_tx_burst(rx, w);
 	return total;
 }
 
-/* Called after the doorbell announced our sleep: anything on a TX ring? */
+/* Called after the doorbell announced our sleep: anything on a TX ring, or
+ * room again in the router's ring after a pause? */
 static int tx_pending(void *arg)
 {
 	struct rxtx *rx = arg;
 
+	if (rx->dp.shared->room_router_in.wanted &&
+	    rte_ring_count(rx->router_in) < ESGW_RING_IN_HIGH)
+		return 1;
+	if (!rx->paused && rxtx_port_watch_ready(rx))
+		return 1; /* a frame came in after the last round: no sleep */
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
 			return 1;
@@ -135,17 +162,27 @@ static int tx_pending(void *arg)
 	return rx->punt != NULL && rte_ring_count(rx->punt) != 0;
 }
 
+/* How long to sleep: briefly after recent traffic on a port without a
+ * socket to watch (esgw_dp_recent), else by how long the ports were quiet. */
+static unsigned int sleep_timeout_us(const struct rxtx *rx, unsigned int sleeps)
+{
+	if (!rx->watch_all && !rx->paused && esgw_dp_recent(&rx->dp))
+		return ESGW_RECENT_TIMEOUT_US;
+	return sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US : RXTX_DEEP_IDLE_TIMEOUT_US;
+}
+
 void rxtx_loop(struct rxtx *rx)
 {
 	unsigned int idle = 0, iter = 0, sleeps = 0;
+	int woke = 1;
 
 	while (!esgw_dp_quit) {
 		uint64_t begin = rte_rdtsc();
 		/* Punts, and the host's frames from the TAPs: always right after
 		 * a sleep, otherwise every TAP_POLL_US (punt.c). */
-		unsigned int n =
-			rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, idle >= RXTX_IDLE_SPINS);
+		unsigned int n = rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, woke);
 
+		woke = 0;
 		esgw_dp_round_end(&rx->dp, begin, n);
 		if (n) {
 			idle = 0;
@@ -157,11 +194,12 @@ void rxtx_loop(struct rxtx *rx)
 		if (++idle < RXTX_IDLE_SPINS)
 			continue;
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
-			sleeps++;
-		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx,
-			     sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US
-							   : RXTX_DEEP_IDLE_TIMEOUT_US,
+			sleeps = rx->watch_all ? RXTX_DEEP_IDLE_AFTER : sleeps + 1;
+		if (!rx->paused)
+			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
+		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx, sleep_timeout_us(rx, sleeps),
 			     tx_pending, rx);
+		woke = 1;
 		if (rx->dp.busy_poll)
 			idle = 0; /* no sleep happened: the TAPs are polled on their timer */
 	}

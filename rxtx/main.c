@@ -41,6 +41,7 @@ int main(int argc, char **argv)
 	if (rxtx_ports_start(&rx) < 0)
 		goto fail_ports;
 	rxtx_kernel_drops_find(&rx);
+	rxtx_port_watch_start(&rx);
 	/* Last: the socket appearing is what tells esgw-ctld we are ready. */
 	if (esgw_dp_ctl_open(&rx.dp, "rxtx") < 0)
 		goto fail_ports;
@@ -49,6 +50,7 @@ int main(int argc, char **argv)
 	rxtx_loop(&rx);
 
 	ESGW_INFO("stopping");
+	rxtx_port_watch_stop(&rx);
 	rxtx_punt_stop(&rx);
 	rxtx_ports_stop(&rx);
 	esgw_dp_ctl_close(&rx.dp);

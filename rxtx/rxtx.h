@@ -4,6 +4,7 @@
 #ifndef ESGW_RXTX_H
 #define ESGW_RXTX_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -27,12 +28,20 @@ struct rxtx {
 	/* Written only by the data thread, read by on_stats on the same thread. */
 	uint64_t rx_packets;
 	uint64_t tx_packets;
+	uint64_t rx_paused; /* rounds that left the ports alone: the router's ring was full */
+	bool paused;        /* this round did */
 	uint64_t drops[ESGW_DROP_MAX];
 	/* kernel_drops.c: AF_PACKET sockets of each port and their drops. */
 #define RXTX_KDROP_FDS 4
 	int kdrop_fd[ESGW_MAX_PORTS][RXTX_KDROP_FDS];
 	uint8_t kdrop_nfd[ESGW_MAX_PORTS];
 	uint64_t kernel_drops[ESGW_MAX_PORTS];
+	/* port_watch.c: a thread that wakes the sleeping data thread when one
+	 * of those sockets becomes readable. */
+	pthread_t watch_thread;
+	bool watch_running;
+	bool watch_all;                /* every port has one: no port needs a timed poll */
+	volatile uint32_t watch_armed; /* the data thread is about to sleep, or asleep */
 	/* punt.c: frames the router punts to the host's stack (ring esgw.punt)
 	 * and, per dataplane port, the TAP interface that hands them over. */
 	struct rte_ring *punt;
@@ -55,6 +64,12 @@ int rxtx_ports_start(struct rxtx *rx);
 void rxtx_ports_stop(struct rxtx *rx);
 void rxtx_port_mac(uint16_t port_id, char *buf, size_t len);
 
+/* port_watch.c: wake the data thread when a port's kernel socket becomes
+ * readable while it sleeps (armed before each sleep; ready: readable now). */
+void rxtx_port_watch_start(struct rxtx *rx);
+void rxtx_port_watch_arm(struct rxtx *rx);
+int rxtx_port_watch_ready(struct rxtx *rx);
+void rxtx_port_watch_stop(struct rxtx *rx);
 /* kernel_drops.c: drops in af_packet's kernel ring, which the driver hides. */
 void rxtx_kernel_drops_find(struct rxtx *rx);
 void rxtx_kernel_drops_poll(struct rxtx *rx);

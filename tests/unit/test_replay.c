@@ -108,6 +108,23 @@ static void test_sizes(void)
 	}
 }
 
+/* The ring has at least size / 64 + 1 words, a power of two (a mask, not a
+ * division, per packet) whenever that fits in REPLAY_WORDS. */
+static void test_ring_words(void)
+{
+	for (uint32_t size = 64; size <= REPLAY_WINDOW_MAX; size += 64) {
+		struct replay_window w;
+		uint32_t need = size / 64 + 1;
+
+		replay_init(&w, size);
+		CHECK(w.words >= need && w.words <= REPLAY_WORDS, "size %u: %u words", size,
+		      w.words);
+		if (size < REPLAY_WINDOW_MAX)
+			CHECK((w.words & (w.words - 1)) == 0,
+			      "size %u: %u words, not a power of two", size, w.words);
+	}
+}
+
 /* A random walk (mostly forward, some reordering, some replays, some jumps)
  * against a reference that remembers every number it accepted. */
 #define WALK_MAX 400000
@@ -238,9 +255,14 @@ int main(void)
 	test_sizes();
 	test_word_reuse(64);
 	test_word_reuse(128);
+	test_word_reuse(1024);
+	test_word_reuse(4032);
 	test_word_reuse(4096);
+	test_ring_words();
 	test_random_walk(64, 1);
 	test_random_walk(128, 2);
+	test_random_walk(1024, 4);
+	test_random_walk(4032, 5);
 	test_random_walk(4096, 3);
 	return check_report("test_replay");
 }

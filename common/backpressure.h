@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Backpressure between dataplane processes: a producer whose output ring is
+ * full stops taking work (a port's frames, an input ring) instead of doing it
+ * only to drop the result at the full ring, so under overload the CPU goes to
+ * the packets that can be forwarded and the excess waits, or is dropped, at
+ * the source (a port's own ring, at no CPU cost). Without it a gateway whose
+ * processes share a CPU livelocks: rxtx and the router keep their share of
+ * the CPU receiving and routing packets the crypto worker has no time for.
+ *
+ * A blocked producer raises its ring's room flag and goes idle (it sleeps on
+ * its doorbell like any idle process); the ring's consumer, once it has
+ * drained the ring down to ESGW_RING_LOW, clears the flag and rings the
+ * producer's doorbell. Hysteresis (HIGH to LOW) makes each wake-up worth
+ * hundreds of packets. */
+#ifndef ESGW_BACKPRESSURE_H
+#define ESGW_BACKPRESSURE_H
+
+#include <rte_atomic.h>
+#include <rte_branch_prediction.h>
+#include <rte_ring.h>
+
+#include "dp.h"
+
+/* Between the processes a producer stops feeding a ring that holds
+ * ESGW_RING_HIGH packets (a quarter of ESGW_RING_SIZE: the packets waiting
+ * stay few enough for the caches, and the pool never runs dry with every ring
+ * at the mark) and is woken at ESGW_RING_LOW. rxtx fills router_in up to
+ * ESGW_RING_IN_HIGH, nearly all of it, as it did before it ever paused: a
+ * router busy for a while with a configuration push then still finds what
+ * arrived meanwhile there, not lost in a port's smaller ring (af_packet's
+ * kernel ring); it is woken at ESGW_RING_HIGH. */
+#define ESGW_RING_HIGH (ESGW_RING_SIZE / 4)
+#define ESGW_RING_LOW (ESGW_RING_HIGH / 4)
+#define ESGW_RING_IN_HIGH (ESGW_RING_SIZE - 4 * ESGW_BURST)
+#define ESGW_RING_IN_LOW ESGW_RING_HIGH
+
+/* Producer: whether ring r has room for another burst below high. If not,
+ * the room flag asks the consumer for a wake-up; the producer's idle sleep
+ * re-checks the ring (with esgw_ring_has_room) after announcing itself
+ * asleep, so no wake-up is lost. */
+static inline int esgw_ring_has_room(const struct rte_ring *r, unsigned int high,
+				     struct esgw_room *room)
+{
+	if (likely(rte_ring_count(r) < high))
+		return 1;
+	room->wanted = 1;
+	return 0;
+}
+
+/* Consumer, after a dequeue from r: if its producer is waiting for room and
+ * the ring is down to low, wake it (its doorbell db, at the end of the
+ * round). The barrier orders our dequeue before the read of the flag: with
+ * the producer's own (doorbell wait) either it sees the room or we see the
+ * flag. Only when the ring is low, so a full-speed consumer pays nothing. */
+static inline void esgw_ring_room_made(struct esgw_dp *dp, const struct rte_ring *r,
+				       unsigned int low, struct esgw_room *room,
+				       struct esgw_doorbell *db)
+{
+	if (rte_ring_count(r) > low)
+		return;
+	rte_smp_mb();
+	if (unlikely(room->wanted)) {
+		room->wanted = 0;
+		dp->cycles.room_wakes++;
+		esgw_dp_wake(dp, db);
+	}
+}
+
+#endif
