@@ -640,7 +640,7 @@ def test_raw_protocol_errors(ctld, pb):
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(5)
     s.connect(ctld.sock)
-    s.sendall(struct.pack(">I", (1 << 20) + 1) + b"x" * 100)
+    s.sendall(struct.pack(">I", (64 << 20) + 1) + b"x" * 100)  # ESGW_FRAME_MAX + 1
     r = pb.Response.FromString(recv_frame(s))
     assert r.status == pb.STATUS_MALFORMED
     assert s.recv(10) == b""
