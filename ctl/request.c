@@ -105,6 +105,7 @@ static void change_apply(const struct handler *h, const Esgw__Request *req, Esgw
 	if (resp->status != OK) {
 		config_free(ctld.config);
 		ctld.config = before;
+		state_changed();
 		return;
 	}
 	events_config_diff(before, ctld.config);
