@@ -47,6 +47,9 @@ struct esgw_dp {
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
 	bool busy_poll;                  /* --busy-poll: esgw_dp_idle never sleeps */
+	/* SA runtime slots: rxtx's --max-sas (the shared table's size); a
+	 * secondary's from the shared table. Slots at or above it are refused. */
+	uint32_t max_sas;
 	/* private to the dp_*.c files */
 	int listen_fd;
 	int conn_fd;

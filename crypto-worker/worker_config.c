@@ -62,9 +62,11 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 	char why[160];
 	struct esp_sa *sa;
 
-	if (s->slot >= ESGW_MAX_SA) {
-		snprintf(err, errlen, "SA %u: runtime slot %u out of range (max %d)", s->id,
-			 s->slot, ESGW_MAX_SA - 1);
+	if (s->slot >= w->dp.max_sas) {
+		snprintf(err, errlen,
+			 "SA %u: runtime slot %u out of range: the shared table has %u (esgw-rxtx "
+			 "--max-sas)",
+			 s->id, s->slot, w->dp.max_sas);
 		return -1;
 	}
 	if (endpoints_from(s, &p, &local, &remote) < 0) {

@@ -203,3 +203,29 @@ def test_restart_restores_every_tunnel(hub, kind):
     gw1.wait_running(timeout=300)
     assert counts(gw1) == (N, N + 1, 2 * N)
     traffic_both_ways(hub)
+
+
+def test_max_sas_sizes_the_table_and_names_the_option():
+    """esgw-ctld --max-sas 4: rxtx's shared table has 4 SA slots, the fifth
+    `sa add` is refused with a message that names the option."""
+    h.require_root_and_binaries()
+    topo = h.Topology()
+    gws = []
+    try:
+        ns = h.build_standard(topo)
+        gw = h.Gateway("gw1", ns["gw1"], topo.tag, ctld_args=["--max-sas", "4"])
+        gws.append(gw)
+        gw.start()
+        res = load(gw, interface_lines("gw1") + sc.lines("gw1", 1, 2), gw.workdir)
+        assert res.returncode == 0, res.stderr
+        gw.wait_running()
+        rxtx = [argv for _, argv in gw.dataplane_processes()
+                if os.path.basename(argv[0]) == "esgw-rxtx"]
+        assert rxtx and "--max-sas" in rxtx[0], rxtx
+        assert rxtx[0][rxtx[0].index("--max-sas") + 1] == "4"
+        res = gw.ctl_raw(*sc.sa_lines("gw1", 3)[0][0].split())
+        assert res.returncode == 1 and "--max-sas" in res.stderr, res.stderr
+        assert len(gw.ctl("show", "sa")["sas"]) == 4
+    finally:
+        problems = h.stop_all(gws, topo)
+    assert not problems, problems
