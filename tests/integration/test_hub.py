@@ -147,14 +147,6 @@ def streams(ns):
     return out
 
 
-def stop_streams(running):
-    try:
-        return [s.stop() for s in running]
-    finally:
-        for s in running:
-            s.kill()
-
-
 def test_moves_and_workers_set_lose_nothing(hub):
     gw1, ns = hub["gw1"], hub["ns"]
     traffic_both_ways(hub, (1, N))
@@ -175,7 +167,7 @@ def test_moves_and_workers_set_lose_nothing(hub):
         gw1.ctl("sa", "move", 1, "--worker", 1)
         time.sleep(0.5)
     finally:
-        results = stop_streams(running)
+        results = h.stop_streams(running)
     for r in results:
         assert r["sent"] > 200, r
         assert r["lost"] == 0 and r["reordered"] == 0 and r["duplicates"] == 0, r
