@@ -88,5 +88,7 @@ void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *li
 void crypto_worker_seq_limit_apply(struct crypto_worker *w, uint32_t slot);
 /* Wipe and free every SA: on shutdown, so no key outlives the process. */
 void crypto_worker_sas_wipe(struct crypto_worker *w);
+/* Forget (wipe) what the SA in slot was built from: it left this worker. */
+void crypto_worker_sa_built_free(struct crypto_worker *w, uint32_t slot);
 
 #endif

@@ -158,6 +158,11 @@ static void built_free(struct sa_built *b)
 	b->len = 0;
 }
 
+void crypto_worker_sa_built_free(struct crypto_worker *w, uint32_t slot)
+{
+	built_free(&w->sa_built[slot]);
+}
+
 /* The SA held in slot was built from exactly this configuration. */
 static bool sa_unchanged(const struct crypto_worker *w, uint32_t slot, const struct sa_built *b)
 {

@@ -76,3 +76,20 @@ def write(path, text_lines):
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         f.write("\n".join(text_lines) + "\n")
+
+
+def delete_lines(side, first, last):
+    """What removes tunnels first..last of one side (route, tunnel, SAs)."""
+    out = []
+    for i in range(first, last + 1):
+        _, ids = sa_lines(side, i)
+        out += ["route del %s" % net(i, far=(side == "gw1")), "tunnel del hub%d" % i,
+                "sa del %d" % ids[0], "sa del %d" % ids[1]]
+    return out
+
+
+if __name__ == "__main__":
+    # bench/run.sh: scale_config.py add|del SIDE FIRST LAST > FILE (esgwctl -f)
+    import sys
+    verb, side, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+    print("\n".join((lines if verb == "add" else delete_lines)(side, first, last)))
