@@ -50,7 +50,7 @@ run=${ESGW_BENCH_RUNDIR:-/tmp/$PFX}
 PY=/usr/bin/python3
 SIZES=64,1400
 ALGS=aes-gcm-128,aes-cbc-128-sha1-96
-SETTINGS=A,B,C
+SETTINGS=A,B,C,S
 PAIRS=3          # esgw, secgw runs per point, interleaved
 TRIAL=0.5        # seconds per search trial
 STEPS=6          # search trials after the full-speed one
@@ -164,6 +164,7 @@ done
 if [ "$SMOKE" -eq 1 ]; then
 	SIZES=64 ALGS=aes-gcm-128 PAIRS=1 TRIAL=0.3 STEPS=2 RAW_DURATION=0.2 RAW_REPEAT=1
 	STAGE_TRIAL=0.5 IDLE_SECONDS=1 LAT_RATES=10000 LAT_DURATION=0.5 TWO_WORKERS=0
+	SCALE_TUNNELS=1,100
 	[ "$out_given" -eq 1 ] || WRITE_RESULTS=0
 fi
 if [ -n "$point" ]; then
