@@ -98,8 +98,8 @@ char *esgw_dp_stats_strdup(struct esgw_dp *dp, const char *s);
 /* An array of n Counter messages named after the drop reasons, from drops[]. */
 Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
 				    size_t *n);
-/* The same for an SA's counters (struct esgw_sa_counters): only the reasons
- * an SA can hit, by enum esgw_sa_drop. */
+/* The same for an SA's counters (struct esgw_sa_counters): the reasons an
+ * SA can hit, by enum esgw_sa_drop, only those not 0. */
 Esgw__Counter **esgw_dp_stats_sa_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_SA_DROP_MAX],
 				       size_t *n);
 /* One named counter. */
