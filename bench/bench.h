@@ -21,8 +21,10 @@
 #define BENCH_UDP_DST 5000
 #define BENCH_MAX_LATENCY_SAMPLES (1u << 21)
 /* Destinations the packets cycle through, so that several tunnels (and so
- * several crypto workers) carry one trial. */
-#define BENCH_MAX_DST 4
+ * several crypto workers) carry one trial: a --dst list of up to
+ * BENCH_MAX_DST_LIST, or --dst-count of them (a hub's tunnels). */
+#define BENCH_MAX_DST_LIST 4
+#define BENCH_MAX_DST 20000
 
 /* What the generator puts after the UDP header: 16 bytes, so that a 64-byte
  * frame (46-byte IPv4 packet) still carries it. */

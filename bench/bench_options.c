@@ -19,6 +19,10 @@ static void usage(FILE *out)
 		"  --gateway-a A.B.C.D  next hop on port A, resolved by ARP (default 192.168.1.2)\n"
 		"  --gateway-mac MAC    skip the ARP: send to this MAC (a gateway without ARP)\n"
 		"  --dst A.B.C.D[,...]  destinations, used in turn (up to %d; default 192.168.2.1)\n"
+		"  --dst-count N        N destinations from the first --dst, each --dst-step\n"
+		"                       (default 256: the next /24) above the one before (up to\n"
+		"                       %d): one per tunnel of a hub\n"
+		"  --dst-step N         see --dst-count\n"
 		"  --addr-b A.B.C.D     host address on port B, answered to ARP, as is every --dst\n"
 		"                       (default the first --dst)\n"
 		"  --inner-src A.B.C.D  source of the packets (default --addr-a; with --esp-tx the\n"
@@ -54,7 +58,7 @@ static void usage(FILE *out)
 		"  --json               one JSON document on stdout\n"
 		"  --probe-only         start both ports (links up), then stop: exit 0 if the\n"
 		"                       driver works here\n",
-		BENCH_MAX_DST, BENCH_IMIX_DESCRIPTION);
+		BENCH_MAX_DST_LIST, BENCH_MAX_DST, BENCH_IMIX_DESCRIPTION);
 }
 
 static int parse_ip(const char *s, uint32_t *out)
@@ -177,6 +181,8 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 		OPT_GATEWAY_A,
 		OPT_GATEWAY_MAC,
 		OPT_DST,
+		OPT_DST_COUNT,
+		OPT_DST_STEP,
 		OPT_ADDR_B,
 		OPT_INNER_SRC,
 		OPT_SIZE,
@@ -208,6 +214,8 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 		{"gateway-a", required_argument, NULL, OPT_GATEWAY_A},
 		{"gateway-mac", required_argument, NULL, OPT_GATEWAY_MAC},
 		{"dst", required_argument, NULL, OPT_DST},
+		{"dst-count", required_argument, NULL, OPT_DST_COUNT},
+		{"dst-step", required_argument, NULL, OPT_DST_STEP},
 		{"addr-b", required_argument, NULL, OPT_ADDR_B},
 		{"inner-src", required_argument, NULL, OPT_INNER_SRC},
 		{"size", required_argument, NULL, OPT_SIZE},
@@ -236,6 +244,7 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 		{NULL, 0, NULL, 0},
 	};
 	int opt, addr_b_set = 0, inner_src_set = 0, n;
+	uint32_t dst_count = 0, dst_step = 256;
 	uint32_t spi;
 	double v;
 
@@ -262,10 +271,18 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 			b->gateway_mac_known = 1;
 			break;
 		case OPT_DST:
-			n = parse_list(optarg, "--dst", BENCH_MAX_DST, parse_dst, b);
+			n = parse_list(optarg, "--dst", BENCH_MAX_DST_LIST, parse_dst, b);
 			if (n < 0)
 				return -1;
 			b->nb_dst = (unsigned int)n;
+			break;
+		case OPT_DST_COUNT:
+		case OPT_DST_STEP:
+			if (parse_positive(opt == OPT_DST_COUNT ? "--dst-count" : "--dst-step", optarg,
+					   1, opt == OPT_DST_COUNT ? BENCH_MAX_DST : 1 << 24,
+					   &v) < 0)
+				return -1;
+			*(opt == OPT_DST_COUNT ? &dst_count : &dst_step) = (uint32_t)v;
 			break;
 		case OPT_ADDR_B:
 			if (parse_ip(optarg, &b->addr_b) < 0)
@@ -385,6 +402,10 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 		fprintf(stderr, "esgw-bench: unexpected argument: %s\n", argv[optind]);
 		return -1;
 	}
+	for (uint32_t k = b->nb_dst; dst_count > 1 && k < dst_count; k++)
+		b->dst[k] = htonl(ntohl(b->dst[0]) + k * dst_step);
+	if (dst_count > 1)
+		b->nb_dst = dst_count;
 	if (!addr_b_set)
 		b->addr_b = b->dst[0];
 	if (!inner_src_set)

@@ -375,6 +375,27 @@ def two_worker_table(points, raw, items):
     return lines
 
 
+def scale_table(items):
+    """TUNNELS=FILE searches of the chain: each figure and its ratio to the
+    fewest tunnels' (the first item), size by size."""
+    runs = []
+    for item in items:
+        n, path = split_item(item)
+        runs.append((int(n), {p["size"]: p for p in json.load(open(path))["results"]}))
+    runs.sort()
+    base_n, base = runs[0]
+    lines = ["| tunnels | size | full load delivered Mpps | ratio | zero-loss Mpps | ratio |",
+             "|" + "---|" * 6]
+    for n, pts in runs:
+        for size, p in pts.items():
+            b = base.get(size)
+            full, zero = p["full_speed"]["delivered_pps"], p["zero_loss_pps"]
+            lines.append("| %d | %s | %s | %s | %s | %s |" % (
+                n, size, mpps(full), rfmt(ratio(full, b["full_speed"]["delivered_pps"]) if b else None),
+                mpps(zero), rfmt(ratio(zero, b["zero_loss_pps"]) if b else None)))
+    return lines
+
+
 def raw_table(raw):
     lines = ["| algorithm | direction | size | Mpps | cycles/packet |", "|" + "---|" * 5]
     for r in raw["results"]:
@@ -498,6 +519,7 @@ def main():
     ap.add_argument("--imb-raw")
     ap.add_argument("--stages", nargs="*", default=[], help="TAG:ALG=FILE from stage_cost.py")
     ap.add_argument("--two-workers", nargs="*", default=[], help="ALG=FILE")
+    ap.add_argument("--scale", nargs="*", default=[], help="TUNNELS=FILE: the chain with a hub's tunnels")
     ap.add_argument("--idle", help="cpu_usage.py diff of the esgw gateways at rest")
     ap.add_argument("--idle-secgw", help="the same for the ipsec-secgw gateways")
     ap.add_argument("--esp-core", help="esp-core --markdown output")
@@ -599,6 +621,12 @@ def main():
     if args.two_workers:
         out += ["", "## esgw: two workers, two SA pairs (two tunnels), next to one worker", ""]
         out += two_worker_table(points, raw, args.two_workers)
+    if args.scale:
+        out += ["", "## esgw: the chain with 1 to thousands of tunnels (aes-gcm-128)", "",
+                "The generator's destinations spread over every tunnel's network in turn "
+                "(`esgw-bench --dst-count`), so each packet uses another SA; ratios to the "
+                "fewest tunnels' figure of the same run.", ""]
+        out += scale_table(args.scale)
     if args.esp_core:
         out += ["", "## The ESP core alone (bench/esp-core), one core, warm and uncached buffers", "",
                 "esp_encap_burst / esp_decap_burst on 32-packet bursts of one SA, no rings, no "

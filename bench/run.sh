@@ -24,6 +24,10 @@
 #   (C) latency through the chain at fixed rates: p50, p99, max, and the CPU
 #       the gateways use.
 #
+#   (S) the chain with 1, 1,000 and 10,000 tunnels (a hub's, loaded by
+#       esgwctl -f), the generator's destinations spread over all of them;
+#       delivered and zero-loss rates as ratios to the 1-tunnel figure.
+#
 # For every measured interval, each process's CPU time per packet and context
 # switches per 1,000 packets (from /proc, read by the generator at the start
 # and end of the transmission). Also: the crypto ceiling (imb-raw) and the
@@ -46,7 +50,7 @@ run=${ESGW_BENCH_RUNDIR:-/tmp/$PFX}
 PY=/usr/bin/python3
 SIZES=64,1400
 ALGS=aes-gcm-128,aes-cbc-128-sha1-96
-SETTINGS=A,B,C
+SETTINGS=A,B,C,S
 PAIRS=3          # esgw, secgw runs per point, interleaved
 TRIAL=0.5        # seconds per search trial
 STEPS=6          # search trials after the full-speed one
@@ -87,6 +91,7 @@ BUSY_POLL=0 # the adaptive polling next to --busy-poll (issue 4, point 6)
 POLL_SIZES=64,1400
 VETH=0
 PROFILE=0
+SCALE_TUNNELS=1,1000,10000
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
 NOTE=
@@ -98,10 +103,12 @@ usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
                     [--sizes LIST] [--algs LIST] [--trial S] [--steps N]
                     [--gen-cpu N] [--build DIR] [--out FILE | --no-results] [--note TEXT]
                     [--no-ceiling] [--no-two-workers] [--busy-poll] [--veth] [--profile]
+                    [--scale-tunnels LIST]
   --smoke          one pair of aes-gcm-128 at 64 bytes in every setting, short
                    trials (~2 min); does not write RESULTS.md unless --out is given
   --setting LIST   which of A (one gateway, one CPU), B (the chain), C (latency
-                   through the chain) to run (default $SETTINGS)
+                   through the chain), S (the chain with a hub's tunnels,
+                   aes-gcm-128) to run (default $SETTINGS)
   --point ALG:SIZE one point only, e.g. aes-gcm-128:64 (sets --algs and --sizes)
   --pairs N        esgw, secgw runs per point (default $PAIRS)
   --sizes LIST     frame sizes with FCS, or imix (default $SIZES)
@@ -118,6 +125,8 @@ usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
   --busy-poll      also esgw-ctld --busy-poll next to the adaptive polling
   --veth           also the chain through veth in namespaces (net_af_xdp)
   --profile        also a perf profile of esgw's gw1 at full load
+  --scale-tunnels LIST  the tunnel counts of setting S, ascending (default
+                   $SCALE_TUNNELS)
 Environment: ESGW_BENCH_PREFIX (DPDK file prefixes and namespaces, default
 esgw-bench-PID), ESGW_BENCH_RUNDIR (default /tmp/PREFIX), ESGW_BENCH_CACHE
 (where ipsec-secgw is built, default /var/cache/esgw-bench), ESGW_BUILD,
@@ -146,6 +155,7 @@ while [ $# -gt 0 ]; do
 	--busy-poll) BUSY_POLL=1 ;;
 	--veth) VETH=1 ;;
 	--profile) PROFILE=1 ;;
+	--scale-tunnels) SCALE_TUNNELS=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -154,6 +164,7 @@ done
 if [ "$SMOKE" -eq 1 ]; then
 	SIZES=64 ALGS=aes-gcm-128 PAIRS=1 TRIAL=0.3 STEPS=2 RAW_DURATION=0.2 RAW_REPEAT=1
 	STAGE_TRIAL=0.5 IDLE_SECONDS=1 LAT_RATES=10000 LAT_DURATION=0.5 TWO_WORKERS=0
+	SCALE_TUNNELS=1,100
 	[ "$out_given" -eq 1 ] || WRITE_RESULTS=0
 fi
 if [ -n "$point" ]; then
@@ -162,7 +173,7 @@ if [ -n "$point" ]; then
 fi
 has_setting() { [[ ",$SETTINGS," == *",$1,"* ]]; }
 for s in ${SETTINGS//,/ }; do
-	case $s in A | B | C) ;; *) echo "bench/run.sh: unknown setting $s" >&2; exit 2 ;; esac
+	case $s in A | B | C | S) ;; *) echo "bench/run.sh: unknown setting $s" >&2; exit 2 ;; esac
 done
 [[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: bad --pairs $PAIRS" >&2; exit 2; }
 IFS=, read -r -a alg_list <<<"$ALGS"
@@ -391,6 +402,17 @@ gen_keys() { # alg: esgw-bench's options for the same test keys
 # each on either gateway.
 DSTS_1=192.168.2.1
 DSTS_2=192.168.2.1,192.168.2.129
+unconfigure_sas() { # gw: what configure_sas made
+	local r t
+	for r in 192.168.0.0/16 192.168.2.0/25 192.168.2.128/25 192.168.1.0/24; do
+		esgwctl "$1" route del $r >/dev/null 2>&1 || true
+	done
+	for t in 0 1; do
+		esgwctl "$1" tunnel del t$t >/dev/null 2>&1 || true
+		esgwctl "$1" sa del 1$t >/dev/null 2>&1 || true
+		esgwctl "$1" sa del 2$t >/dev/null 2>&1 || true
+	done
+}
 configure_sas() { # alg tunnels gw:side...
 	local alg=$1 nt=$2 gw side keys second t p out in local remote
 	shift 2
@@ -402,14 +424,7 @@ configure_sas() { # alg tunnels gw:side...
 	esac
 	for p in "$@"; do
 		gw=${p%:*} side=${p#*:}
-		for r in 192.168.0.0/16 192.168.2.0/25 192.168.2.128/25 192.168.1.0/24; do
-			esgwctl "$gw" route del $r >/dev/null 2>&1 || true
-		done
-		for t in 0 1; do
-			esgwctl "$gw" tunnel del t$t >/dev/null 2>&1 || true
-			esgwctl "$gw" sa del 1$t >/dev/null 2>&1 || true
-			esgwctl "$gw" sa del 2$t >/dev/null 2>&1 || true
-		done
+		unconfigure_sas "$gw"
 		for t in $(seq 0 $((nt - 1))); do
 			out=100$t in=200$t local=192.168.3.1 remote=192.168.3.2
 			[ "$side" -eq 2 ] && out=200$t in=100$t local=192.168.3.2 remote=192.168.3.1
@@ -739,6 +754,39 @@ two_workers() {
 	done
 }
 
+# The chain with a hub's tunnels (tests/integration/scale_config.py: tunnel i
+# carries 10.128.0.0/24 + i*256 from gw1 to gw2), tunnels added to the ones
+# before at each count; gw2 takes them to the generator's port B and routes
+# the generator's source back into hub1 (every tunnel has the same peer).
+scale_args=()
+scale_point() {
+	local alg=aes-gcm-128 n have=0 gw side f out
+	for gw in gw1 gw2; do unconfigure_sas "$gw"; done
+	for n in ${SCALE_TUNNELS//,/ }; do
+		say "scale: the chain with $n tunnels, $alg, zero-loss search, sizes $SIZES"
+		for gw in gw1 gw2; do
+			f=$run/scale-$gw.batch
+			(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "$gw" $((have + 1)) "$n" >"$f")
+			if [ "$have" -eq 0 ] && [ "$gw" = gw2 ]; then
+				echo "route add 10.128.0.0/9 via 192.168.2.1" >>"$f"
+				echo "route add 192.168.1.0/24 tunnel hub1" >>"$f"
+			fi
+			esgwctl "$gw" -f "$f" || die "esgwctl -f: $n tunnels on $gw"
+			wait_running "$gw"
+		done
+		have=$n
+		sleep 1
+		out=$run/scale-$n.json
+		chain_ports esgw
+		generator --addr-a 192.168.1.1 --gateway-a 192.168.1.2 --dst 10.128.1.1 \
+			--dst-count "$n" --addr-b 192.168.2.1 $(search_args) --label "$n tunnels" \
+			--watch "$(watch_list esgw gw1 gw2)" --json >"$out" 2>"$run/scale.err" ||
+			die "esgw-bench failed: scale $n"
+		print_search "$out"
+		scale_args+=("$n=$out")
+	done
+}
+
 # Where gw1's cycles go at full load, by function: perf samples on the CPU
 # clock (this VM has no hardware counters), gw1's rxtx, router and worker.
 profile_args=()
@@ -842,10 +890,16 @@ veth_chain() {
 
 # ---------------------------------------------------------------------------
 has_setting A && setting_a
-if has_setting B || has_setting C; then
-	setting_bc
-	[ "$TWO_WORKERS" -eq 1 ] && has_setting B && two_workers
-	[ "$PROFILE" -eq 1 ] && profile
+if has_setting B || has_setting C || has_setting S; then
+	if has_setting B || has_setting C; then
+		setting_bc
+		[ "$TWO_WORKERS" -eq 1 ] && has_setting B && two_workers
+		[ "$PROFILE" -eq 1 ] && profile
+	else
+		say "the chain: two esgw gateways (esgw-ctld --standalone --workers 2)"
+		start_esgw_chain
+	fi
+	has_setting S && scale_point
 	stop_esgw gw1 gw2
 fi
 [ "$BUSY_POLL" -eq 1 ] && busy_poll
@@ -861,7 +915,7 @@ machine="- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -
 results_args=()
 [ "$WRITE_RESULTS" -eq 1 ] && results_args=(--markdown "$OUT")
 "$PY" "$top/bench/report.py" --runs "$RUNS" "${raw_args[@]}" --stages "${stage_files[@]}" \
-	--two-workers "${two_worker_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
+	--two-workers "${two_worker_args[@]}" --scale "${scale_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
 	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--command "$cmdline" --machine "$machine" --note "$NOTE" \
 	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each" \

@@ -338,7 +338,7 @@ static void latency_summary(const struct bench *b, struct trial_result *r)
 /* Fills pkts with n new packets of the trial: headers, stamp, and for --esp-tx
  * the ESP around them. Returns 0, or -1 if the ESP could not be made. */
 static int build_burst(struct bench *b, const struct bench_size *size,
-		       uint8_t headers[][BENCH_MAX_DST][HEADERS_LEN], struct rte_mbuf **pkts,
+		       uint8_t (*headers)[HEADERS_LEN], struct rte_mbuf **pkts,
 		       unsigned int n, uint32_t *seq, unsigned int *next_frame)
 {
 	/* With ESP the inner packet's Ethernet header falls where the ESP
@@ -357,7 +357,7 @@ static int build_burst(struct bench *b, const struct bench_size *size,
 		 * whatever the buffer held, which costs nothing and matters to
 		 * no one on the path. Destinations by sequence number: the
 		 * spread is the same whatever the ports refuse. */
-		memcpy(data, headers[*next_frame][*seq % b->nb_dst], HEADERS_LEN);
+		memcpy(data, headers[*next_frame * b->nb_dst + *seq % b->nb_dst], HEADERS_LEN);
 		pl->magic = BENCH_MAGIC;
 		pl->trial = b->trial_id;
 		pl->seq = (*seq)++;
@@ -373,7 +373,8 @@ static int build_burst(struct bench *b, const struct bench_size *size,
 int bench_trial(struct bench *b, const struct bench_size *size, double rate, double seconds,
 		double drain_seconds, struct trial_result *r)
 {
-	uint8_t headers[BENCH_MAX_PATTERN][BENCH_MAX_DST][HEADERS_LEN];
+	/* By frame of the pattern, then destination: nb_frames * nb_dst. */
+	static uint8_t headers[BENCH_MAX_PATTERN * BENCH_MAX_DST][HEADERS_LEN];
 	/* Packets made but refused by the port (its ring is full): sent first,
 	 * in order, before new ones are made, so that a refusal costs no
 	 * rebuild (nor, with ESP, a sequence number out of order). */
@@ -388,7 +389,7 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 	b->trial_id++;
 	for (unsigned int i = 0; i < size->nb_frames; i++)
 		for (unsigned int d = 0; d < b->nb_dst; d++)
-			make_headers(b, size->frames[i], b->dst[d], headers[i][d]);
+			make_headers(b, size->frames[i], b->dst[d], headers[i * b->nb_dst + d]);
 	b->nb_expect_len = 0;
 	if (b->expect_esp)
 		for (unsigned int i = 0; i < size->nb_frames; i++)

@@ -47,6 +47,9 @@ struct esgw_dp {
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
 	bool busy_poll;                  /* --busy-poll: esgw_dp_idle never sleeps */
+	/* SA runtime slots: rxtx's --max-sas (the shared table's size); a
+	 * secondary's from the shared table. Slots at or above it are refused. */
+	uint32_t max_sas;
 	uint64_t last_work;              /* TSC at the start of the last round with packets */
 	uint64_t recent_cycles;          /* ESGW_RECENT_US in TSC cycles */
 	/* private to the dp_*.c files */
@@ -111,8 +114,8 @@ char *esgw_dp_stats_strdup(struct esgw_dp *dp, const char *s);
 /* An array of n Counter messages named after the drop reasons, from drops[]. */
 Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
 				    size_t *n);
-/* The same for an SA's counters (struct esgw_sa_counters): only the reasons
- * an SA can hit, by enum esgw_sa_drop. */
+/* The same for an SA's counters (struct esgw_sa_counters): the reasons an
+ * SA can hit, by enum esgw_sa_drop, only those not 0. */
 Esgw__Counter **esgw_dp_stats_sa_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_SA_DROP_MAX],
 				       size_t *n);
 /* One named counter. */

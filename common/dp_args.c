@@ -12,11 +12,14 @@
 static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 {
 	fprintf(out,
-		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR] [--busy-poll]\n"
+		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR] [--busy-poll] [--max-sas N]\n"
 		"  --rundir DIR  where the control socket is created (default %s)\n"
 		"  --busy-poll   never sleep when idle: poll at full speed (uses a whole CPU;\n"
-		"                for comparison with the adaptive default)\n",
-		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT);
+		"                for comparison with the adaptive default)\n"
+		"  --max-sas N   esgw-rxtx: SA runtime slots in the shared table, 1..%d\n"
+		"                (default %d, %zu bytes each)\n",
+		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT, ESGW_MAX_SA,
+		ESGW_MAX_SA, sizeof(struct esgw_sa_runtime));
 	if (want_worker)
 		fprintf(out, "  --worker N    worker id, 0..%d: serves ring esgw.crypto.N\n",
 			ESGW_MAX_WORKERS - 1);
@@ -28,6 +31,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 		{"rundir", required_argument, NULL, 'r'},
 		{"worker", required_argument, NULL, 'w'},
 		{"busy-poll", no_argument, NULL, 'b'},
+		{"max-sas", required_argument, NULL, 'm'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -35,6 +39,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 	int opt;
 
 	dp->worker = -1;
+	dp->max_sas = ESGW_MAX_SA;
 	optind = 1; /* the EAL used getopt before us */
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
@@ -56,6 +61,14 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 			break;
 		case 'b':
 			dp->busy_poll = true;
+			break;
+		case 'm':
+			if (esgw_parse_u32(optarg, ESGW_MAX_SA, &dp->max_sas) < 0 ||
+			    dp->max_sas == 0) {
+				ESGW_ERR("--max-sas must be a number from 1 to %d, not '%s'",
+					 ESGW_MAX_SA, optarg);
+				return -1;
+			}
 			break;
 		case 'h':
 			usage(dp, want_worker, stdout);

@@ -32,5 +32,12 @@ int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms)
 		ESGW_ERR("shared table has a bad magic number: version mismatch with esgw-rxtx?");
 		return -1;
 	}
+	dp->max_sas = dp->shared->max_sas;
+	if (dp->max_sas == 0 || dp->max_sas > ESGW_MAX_SA ||
+	    mz->len < esgw_shared_size(dp->max_sas)) {
+		ESGW_ERR("shared table of %u SA slots in %zu bytes: not esgw-rxtx's of this build?",
+			 dp->max_sas, mz->len);
+		return -1;
+	}
 	return 0;
 }

@@ -6,7 +6,9 @@
 
 #define ESGW_MAX_PORTS 8
 #define ESGW_MAX_WORKERS 8
-#define ESGW_MAX_SA 1024 /* SA runtime slots */
+/* SA runtime slots: the most esgw-ctld --max-sas (and esgw-rxtx's) allows, and
+ * its default; the shared region holds --max-sas of them. */
+#define ESGW_MAX_SA 65536
 /* Limits of the router's tables, checked by esgw-ctld before it accepts a
  * configuration (ctl/limits.c), so a push is never refused for them. */
 #define ESGW_MAX_ADDRS_PER_INTERFACE 16 /* IPv4 and IPv6 together */

@@ -10,7 +10,9 @@
 
 #include <protobuf-c/protobuf-c.h>
 
-#define ESGW_FRAME_MAX (1u << 20) /* largest message accepted, bytes */
+/* Largest message accepted, bytes: a 20,000-tunnel batch, configuration file
+ * or show reply is some MB; a peer may make the receiver allocate this much. */
+#define ESGW_FRAME_MAX (64u << 20)
 #define ESGW_FRAME_HDR 4
 
 struct esgw_frame_buf {

@@ -150,8 +150,8 @@ struct esgw_sa_runtime {
 	struct replay_window replay;
 	struct esgw_sa_counters ctr;
 } __rte_cache_aligned;
-/* ESGW_MAX_SA of them in the shared table: a new field or drop reason here
- * is shared memory for every SA, so the size is pinned. */
+/* --max-sas of them in the shared table: a new field or drop reason here is
+ * shared memory for every SA, so the size is pinned. */
 _Static_assert(sizeof(struct esgw_sa_runtime) == 12 * RTE_CACHE_LINE_SIZE,
 	       "esgw_sa_runtime: 12 cache lines (its replay window 536 bytes, counters 128)");
 
@@ -171,8 +171,15 @@ struct esgw_shared {
 	struct esgw_room room_router_in;
 	struct esgw_room room_crypto[ESGW_MAX_WORKERS];
 	struct esgw_room room_worker_out[ESGW_MAX_WORKERS];
-	struct esgw_sa_runtime sa[ESGW_MAX_SA];
+	uint32_t max_sas; /* slots in sa[]: esgw-rxtx --max-sas, at most ESGW_MAX_SA */
+	struct esgw_sa_runtime sa[];
 };
+
+/* Bytes of the shared table with max_sas SA runtime slots. */
+static inline size_t esgw_shared_size(uint32_t max_sas)
+{
+	return sizeof(struct esgw_shared) + (size_t)max_sas * sizeof(struct esgw_sa_runtime);
+}
 
 #define ESGW_SHARED_MAGIC 0x65736777u /* "esgw" */
 

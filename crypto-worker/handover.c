@@ -67,6 +67,7 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 	__atomic_store_n(&rt->owner, to, __ATOMIC_RELEASE);
 	/* From here on the slot is B's: forget the SA and wipe its keys. */
 	esp_sa_free(sa);
+	crypto_worker_sa_built_free(w, slot);
 	w->sa[slot] = NULL;
 	w->sa_id[slot] = 0;
 	esgw_doorbell_ring(&w->dp.shared->db_worker[to]);

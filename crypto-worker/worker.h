@@ -33,6 +33,14 @@ struct crypto_worker {
 	struct esp_sa *sa[ESGW_MAX_SA]; /* by runtime slot; NULL: not ours */
 	uint32_t sa_id[ESGW_MAX_SA];    /* configuration id, for stats */
 	uint64_t sa_instance[ESGW_MAX_SA]; /* DpSa.instance */
+	/* The DpSa each SA was built from, packed without what changes on
+	 * every push (the hand-over flags, the sequence limit): a push with the
+	 * same bytes keeps the SA's key schedule (worker_config.c). Holds keys:
+	 * wiped when freed. */
+	struct sa_built {
+		uint8_t *bytes;
+		size_t len;
+	} sa_built[ESGW_MAX_SA];
 	/* The highest sequence-number floor esgw-ctld pushed for the SA
 	 * (DpSa.seq_limit, DpSeqLimits): applied to the runtime slot whenever
 	 * it is ours (crypto_worker_seq_limit_apply). */
@@ -80,5 +88,7 @@ void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *li
 void crypto_worker_seq_limit_apply(struct crypto_worker *w, uint32_t slot);
 /* Wipe and free every SA: on shutdown, so no key outlives the process. */
 void crypto_worker_sas_wipe(struct crypto_worker *w);
+/* Forget (wipe) what the SA in slot was built from: it left this worker. */
+void crypto_worker_sa_built_free(struct crypto_worker *w, uint32_t slot);
 
 #endif

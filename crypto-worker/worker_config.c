@@ -5,6 +5,7 @@
  * across restarts), and report worker and SA counters. */
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "addr.h"
@@ -62,9 +63,11 @@ static int sa_build(struct crypto_worker *w, const Esgw__DpSa *s, struct esp_sa 
 	char why[160];
 	struct esp_sa *sa;
 
-	if (s->slot >= ESGW_MAX_SA) {
-		snprintf(err, errlen, "SA %u: runtime slot %u out of range (max %d)", s->id,
-			 s->slot, ESGW_MAX_SA - 1);
+	if (s->slot >= w->dp.max_sas) {
+		snprintf(err, errlen,
+			 "SA %u: runtime slot %u out of range: the shared table has %u (esgw-rxtx "
+			 "--max-sas)",
+			 s->id, s->slot, w->dp.max_sas);
 		return -1;
 	}
 	if (endpoints_from(s, &p, &local, &remote) < 0) {
@@ -127,6 +130,48 @@ static bool sa_held(const struct crypto_worker *w, uint32_t slot, const Esgw__Dp
 	       w->sa[slot]->spi == s->spi;
 }
 
+/* What an SA's key schedule and fixed state (esp_sa_init) are built from: s
+ * packed without the fields a push changes for an SA that stays the same. */
+static struct sa_built built_of(const Esgw__DpSa *s)
+{
+	Esgw__DpSa c = *s;
+	struct sa_built b;
+
+	c.leaving = false;
+	c.adopt = false;
+	c.seq_limit = 0;
+	c.seq_out_start = 0; /* a fresh runtime slot's start (runtime_adopt) */
+	c.worker = 0;        /* leaving: the same SA, moving away */
+	b.len = esgw__dp_sa__get_packed_size(&c);
+	b.bytes = malloc(b.len ? b.len : 1);
+	if (b.bytes != NULL)
+		esgw__dp_sa__pack(&c, b.bytes);
+	return b;
+}
+
+static void built_free(struct sa_built *b)
+{
+	if (b->bytes != NULL)
+		explicit_bzero(b->bytes, b->len);
+	free(b->bytes);
+	b->bytes = NULL;
+	b->len = 0;
+}
+
+void crypto_worker_sa_built_free(struct crypto_worker *w, uint32_t slot)
+{
+	built_free(&w->sa_built[slot]);
+}
+
+/* The SA held in slot was built from exactly this configuration. */
+static bool sa_unchanged(const struct crypto_worker *w, uint32_t slot, const struct sa_built *b)
+{
+	const struct sa_built *old = &w->sa_built[slot];
+
+	return b->bytes != NULL && old->bytes != NULL && old->len == b->len &&
+	       memcmp(old->bytes, b->bytes, b->len) == 0;
+}
+
 /* The unpacked request is freed right after this call; do not leave key
  * bytes behind in freed heap memory. */
 static void wipe_request_keys(const Esgw__DpConfig *cfg)
@@ -144,10 +189,14 @@ static void wipe_request_keys(const Esgw__DpConfig *cfg)
 }
 
 /* The SAs of cfg this worker keeps, built into fresh[slot] (their
- * configuration in fresh_cfg[slot]) before anything changes: a refused
- * configuration changes nothing. Their count, or -1 with err. */
+ * configuration in fresh_cfg[slot], its bytes in bytes[slot]) before
+ * anything changes: a refused configuration changes nothing. An SA held
+ * already and pushed unchanged is not built again: fresh[slot] stays NULL,
+ * its key schedule stays (a push of 20,000 SAs rebuilds only the new ones).
+ * Their count, or -1 with err. */
 static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct esp_sa **fresh,
-		     const Esgw__DpSa **fresh_cfg, char *err, size_t errlen)
+		     const Esgw__DpSa **fresh_cfg, struct sa_built *bytes, char *err,
+		     size_t errlen)
 {
 	int count = 0;
 
@@ -158,23 +207,35 @@ static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct 
 		 * have it; otherwise it is another worker's business. */
 		if (s->worker != w->id && !(s->leaving && sa_held(w, s->slot, s)))
 			continue;
-		if (s->slot < ESGW_MAX_SA && fresh[s->slot] != NULL) {
+		if (s->slot < ESGW_MAX_SA && fresh_cfg[s->slot] != NULL) {
 			snprintf(err, errlen, "SA %u: runtime slot %u given twice", s->id, s->slot);
 			return -1;
 		}
+		if (s->slot < ESGW_MAX_SA && sa_held(w, s->slot, s)) {
+			bytes[s->slot] = built_of(s);
+			if (sa_unchanged(w, s->slot, &bytes[s->slot])) {
+				built_free(&bytes[s->slot]);
+				fresh_cfg[s->slot] = s;
+				count++;
+				continue;
+			}
+		}
 		if (sa_build(w, s, &fresh[s->slot < ESGW_MAX_SA ? s->slot : 0], err, errlen) < 0)
 			return -1;
+		if (bytes[s->slot].bytes == NULL)
+			bytes[s->slot] = built_of(s);
 		fresh_cfg[s->slot] = s;
 		count++;
 	}
 	return count;
 }
 
-/* Slot takes what was built for it (s, fresh; NULL for none): its runtime
- * adopted or kept, or held in standby for a hand-over, and its key schedule
- * replaced. 0, or -1 with err (out of memory). */
+/* Slot takes what was built for it (s, fresh, bytes; s NULL for none): its
+ * runtime adopted or kept, or held in standby for a hand-over, and its key
+ * schedule replaced (kept when fresh is NULL for an SA unchanged). 0, or -1
+ * with err (out of memory). */
 static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa *s,
-		   struct esp_sa **fresh, char *err, size_t errlen)
+		   struct esp_sa **fresh, struct sa_built *bytes, char *err, size_t errlen)
 {
 	if (s == NULL) {
 		/* Gone: what it parked has nowhere to go. */
@@ -193,11 +254,16 @@ static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa 
 		snprintf(err, errlen, "SA %u: out of memory", s->id);
 		return -1;
 	}
-	esp_sa_keep_endpoints(*fresh, w->sa[slot]);
-	/* Replacing the key schedule is safe here: the data path runs in this
-	 * thread and no job is in flight between bursts. */
-	esp_sa_free(w->sa[slot]); /* wipes a removed or replaced SA's keys */
-	w->sa[slot] = *fresh;
+	if (s == NULL || *fresh != NULL) {
+		esp_sa_keep_endpoints(*fresh, w->sa[slot]);
+		/* Replacing the key schedule is safe here: the data path runs in
+		 * this thread and no job is in flight between bursts. */
+		esp_sa_free(w->sa[slot]); /* wipes a removed or replaced SA's keys */
+		w->sa[slot] = *fresh;
+		built_free(&w->sa_built[slot]);
+		w->sa_built[slot] = *bytes;
+		*bytes = (struct sa_built){0};
+	}
 	w->sa_id[slot] = s ? s->id : 0;
 	*fresh = NULL;
 	if (s == NULL || w->sa_instance[slot] != s->instance)
@@ -214,21 +280,25 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 	struct crypto_worker *w = (struct crypto_worker *)dp;
 	static struct esp_sa *fresh[ESGW_MAX_SA];
 	static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
+	static struct sa_built bytes[ESGW_MAX_SA];
 	int count, rc = -1;
 
 	memset(fresh, 0, sizeof(fresh));
 	memset(fresh_cfg, 0, sizeof(fresh_cfg));
-	count = build_all(w, cfg, fresh, fresh_cfg, err, errlen);
+	count = build_all(w, cfg, fresh, fresh_cfg, bytes, err, errlen);
 	if (count < 0)
 		goto out;
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
-		if (install(w, slot, fresh_cfg[slot], &fresh[slot], err, errlen) < 0)
+		if (install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) <
+		    0)
 			goto out; /* applied up to here; ctld pushes again */
 	ESGW_INFO("configuration %lu: %d SAs", (unsigned long)cfg->generation, count);
 	rc = 0;
 out:
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
 		esp_sa_free(fresh[slot]);
+		built_free(&bytes[slot]);
+	}
 	wipe_request_keys(cfg);
 	return rc;
 }
@@ -266,6 +336,7 @@ void crypto_worker_sas_wipe(struct crypto_worker *w)
 		handover_forget(w, slot, ESGW_DROP_NO_WORKER);
 		esp_sa_free(w->sa[slot]);
 		w->sa[slot] = NULL;
+		built_free(&w->sa_built[slot]);
 	}
 }
 

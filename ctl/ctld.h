@@ -62,6 +62,7 @@ struct ctld_options {
 	 * (seq_floor.c); several seconds at the worker's line rate. */
 	uint64_t seq_reserve;
 	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
+	uint32_t max_sas;    /* --max-sas: SA runtime slots handed out, <= ESGW_MAX_SA */
 	int workers;         /* -1: from the saved config, else 1 */
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
@@ -90,6 +91,30 @@ extern struct ctld ctld;
 void ctld_options_parse(int argc, char **argv);
 /* One line at start-up saying where each process will run (standalone). */
 void ctld_options_log_placement(void);
+
+/* state_index.c: hash indexes of ctld.config's arrays (state.c's lookups). */
+struct state_index {
+	uint64_t epoch;       /* of state_changed() when built */
+	const void *config;   /* ctld.config when built */
+	size_t n;             /* items[0..n) are in */
+	size_t cap, used;     /* slots (a power of two), of them taken */
+	uint32_t *pos;        /* position + 1 in the array; 0: free slot */
+	uint64_t *hash;       /* of the key at that slot */
+};
+struct state_index_kind {
+	size_t (*nkeys)(const void *item); /* keys it is found by (a tunnel: its SAs) */
+	uint64_t (*key_hash)(const void *item, size_t k);
+	bool (*match)(const void *item, const void *key);
+};
+/* The item of items[0..n) with key (of hash h), or NULL. */
+void *state_index_find(struct state_index *ix, const struct state_index_kind *kind,
+		       void *const *items, size_t n, uint64_t h, const void *key);
+/* An array was reordered or shrunk, or an indexed key changed in place. */
+void state_changed(void);
+/* Bumped by state_changed(): whether an array may have shrunk or reordered. */
+uint64_t state_epoch_now(void);
+uint64_t state_hash_u32(uint32_t v);
+uint64_t state_hash_str(const char *s);
 
 /* state.c: lookups and derived facts on ctld.config. */
 Esgw__Interface *state_interface(const char *name);

@@ -73,6 +73,7 @@ static void config_restore(void)
 	char err[256];
 
 	ctld.config = config_load(ctld.opt.config_path);
+	state_changed();
 	/* A file from before the limits were checked at the API: say so, the
 	 * router will refuse it until it is fixed with esgwctl. */
 	if (config_check_limits(ctld.config, err, sizeof(err)) != ESGW__STATUS__STATUS_OK)

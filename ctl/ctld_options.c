@@ -24,7 +24,7 @@ static void usage(FILE *out)
 		"usage: esgw-ctld [--socket PATH] [--config FILE] [--rundir DIR] [--file-prefix P]\n"
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
 		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
-		"                 [--seq-reserve N] [--idle-timeout SECONDS]\n"
+		"                 [--seq-reserve N] [--idle-timeout SECONDS] [--max-sas N]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -40,8 +40,10 @@ static void usage(FILE *out)
 		"  saved, %u..%u (default %llu); an SA that outruns the saves holds its\n"
 		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
 		"--idle-timeout SECONDS: close a control client that sends no request for this\n"
-		"  long (default %d; event subscribers excepted)\n",
-		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT);
+		"  long (default %d; event subscribers excepted)\n"
+		"--max-sas N: SAs the gateway holds (two per tunnel), 1..%d (default %d)\n",
+		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT, ESGW_MAX_SA,
+		ESGW_MAX_SA);
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -142,6 +144,7 @@ static const struct option longopts[] = {
 	{"busy-poll", no_argument, NULL, 'B'},
 	{"seq-reserve", required_argument, NULL, 'Q'},
 	{"idle-timeout", required_argument, NULL, 'I'},
+	{"max-sas", required_argument, NULL, 'M'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -177,6 +180,18 @@ static uint64_t parse_seq_reserve(const char *text)
 		exit(2);
 	}
 	return v;
+}
+
+static uint32_t parse_max_sas(const char *text)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+
+	if (text[0] == '\0' || *end != '\0' || v < 1 || v > ESGW_MAX_SA) {
+		fprintf(stderr, "esgw-ctld: --max-sas must be 1..%d\n", ESGW_MAX_SA);
+		exit(2);
+	}
+	return (uint32_t)v;
 }
 
 static int parse_workers(const char *text)
@@ -233,6 +248,9 @@ static void option_set(int c, const char *arg, struct cpu_texts *cpu)
 		break;
 	case 'Q':
 		ctld.opt.seq_reserve = parse_seq_reserve(arg);
+		break;
+	case 'M':
+		ctld.opt.max_sas = parse_max_sas(arg);
 		break;
 	case 'w':
 		ctld.opt.workers = parse_workers(arg);
@@ -294,6 +312,7 @@ void ctld_options_parse(int argc, char **argv)
 		.workers = -1,
 		.seq_reserve = SEQ_RESERVE_DEFAULT,
 		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
+		.max_sas = ESGW_MAX_SA,
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		option_set(c, optarg, &cpu);

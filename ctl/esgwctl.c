@@ -33,8 +33,9 @@ int connect_ctld(const char *path)
 }
 
 /* Global options anywhere: `esgwctl --json show sa` and `esgwctl show sa
- * --json`. The other words, in order, into words; their count. */
-static int global_options(int argc, char **argv, char **words, const char **socket_path, bool *json)
+ * --json`; -f FILE. The other words, in order, into words; their count. */
+static int global_options(int argc, char **argv, char **words, const char **socket_path, bool *json,
+			  const char **file)
 {
 	int nwords = 0;
 
@@ -45,6 +46,10 @@ static int global_options(int argc, char **argv, char **words, const char **sock
 			if (++i >= argc)
 				usage_error("--socket needs a path");
 			*socket_path = argv[i];
+		} else if (strcmp(argv[i], "-f") == 0 || strcmp(argv[i], "--file") == 0) {
+			if (++i >= argc)
+				usage_error("-f needs a file (- for standard input)");
+			*file = argv[i];
 		} else if (strncmp(argv[i], "--socket=", 9) == 0) {
 			*socket_path = argv[i] + 9;
 		} else {
@@ -56,9 +61,7 @@ static int global_options(int argc, char **argv, char **words, const char **sock
 	return nwords;
 }
 
-/* Send req (its keys wiped once sent) and read the answer; exits with a
- * message when there is none. */
-static Esgw__Response *exchange(const char *socket_path, Esgw__Request *req)
+Esgw__Response *esgwctl_exchange(const char *socket_path, Esgw__Request *req)
 {
 	int fd, sent, sent_errno;
 	Esgw__Response *resp;
@@ -92,6 +95,7 @@ int main(int argc, char **argv)
 {
 	const char *socket_path = getenv("ESGW_SOCKET");
 	char **words = calloc((size_t)argc + 1, sizeof(*words));
+	const char *file = NULL;
 	bool json = false;
 	Esgw__Request req;
 	Esgw__Response *resp;
@@ -99,14 +103,21 @@ int main(int argc, char **argv)
 
 	if (words == NULL)
 		die(1, "out of memory");
-	nwords = global_options(argc, argv, words, &socket_path, &json);
+	nwords = global_options(argc, argv, words, &socket_path, &json, &file);
+	if (file != NULL) {
+		if (nwords > 0)
+			usage_error("-f %s: unexpected '%s' (the commands are in the file)", file,
+				    words[0]);
+		batch_command(file, socket_path, json);
+		return 0;
+	}
 	if (stream_command(nwords, words, socket_path, json))
 		return 0;
 	if (!command_parse(nwords, words, &req)) {
 		command_help();
 		return 0;
 	}
-	resp = exchange(socket_path, &req);
+	resp = esgwctl_exchange(socket_path, &req);
 	if (resp->status != ESGW__STATUS__STATUS_OK)
 		die(1, "%s", resp->error[0] ? resp->error : "request refused");
 	if (req.body_case == ESGW__REQUEST__BODY_SHOW)

@@ -50,6 +50,19 @@ void json_static_neighbors(struct json *j, const Esgw__Config *c);
 
 /* esgwctl.c: connect to esgw-ctld's socket or die with a message. */
 int connect_ctld(const char *path);
+/* Send req (its keys wiped once sent) and read the answer; exits with a
+ * message when there is none. */
+Esgw__Response *esgwctl_exchange(const char *socket_path, Esgw__Request *req);
+
+/* esgwctl_batch.c: `esgwctl -f FILE` (`-`: standard input), every line a
+ * command, sent as one Batch; exits 1 (naming the line) if it is refused. */
+void batch_command(const char *path, const char *socket_path, bool json);
+/* While a file's line is parsed: "FILE line N", the prefix of die()'s
+ * messages; NULL on the command line. */
+extern const char *esgwctl_where;
+/* Keys may stand in the file being read (esgwctl_key_word): standard input
+ * or a file only its owner can read. */
+extern bool esgwctl_batch_keys_private;
 
 /* esgwctl_monitor.c: `show dataplane` output; `monitor` and `events`, which
  * run until Ctrl-C (exit 0). stream_command returns false for other commands. */

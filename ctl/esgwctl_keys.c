@@ -86,6 +86,15 @@ ProtobufCBinaryData esgwctl_key_word(char *word, const char *what)
 	char line[KEY_TEXT_MAX];
 	ProtobufCBinaryData b;
 
+	if (esgwctl_where != NULL) { /* a line of esgwctl -f: nobody sees it in ps */
+		if (strcmp(word, "-") == 0)
+			usage_error("%s -: not in a file: write the key itself, or key-file PATH",
+				    what);
+		if (!esgwctl_batch_keys_private)
+			usage_error("a %s in a file other users can read: refused (chmod 600 it)",
+				    what);
+		return parse_key(word, what, ""); /* the line is wiped once sent */
+	}
 	if (strcmp(word, "-") == 0) {
 		read_stdin_line(what, line, sizeof(line));
 		b = parse_key(line, what, " from standard input");

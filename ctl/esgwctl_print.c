@@ -118,18 +118,59 @@ static char *id_list(const uint32_t *ids, size_t n)
 	return s;
 }
 
+/* The direction of every SA of a reply from its tunnels, sorted by SA id:
+ * one pass over the tunnels instead of one per SA (20,000 tunnels). */
+struct sa_dir {
+	uint32_t id;
+	uint8_t bits; /* 1 out, 2 in */
+};
+
+static int sa_dir_cmp(const void *a, const void *b)
+{
+	const struct sa_dir *x = a, *y = b;
+
+	return x->id < y->id ? -1 : x->id > y->id ? 1 : (int)x->bits - (int)y->bits;
+}
+
 static const char *sa_direction(uint32_t id, const Esgw__ShowReply *reply)
 {
-	bool out = false, in = false;
+	static const Esgw__ShowReply *built;
+	static struct sa_dir *dirs;
+	static size_t n;
+	struct sa_dir key = {id, 0};
+	uint8_t bits = 0;
+	size_t lo, hi;
 
-	for (size_t i = 0; i < reply->n_tunnels; i++) {
-		const Esgw__Tunnel *t = reply->tunnels[i];
+	if (built != reply) {
+		free(dirs);
+		n = 0;
+		for (size_t i = 0; i < reply->n_tunnels; i++)
+			n += 1 + reply->tunnels[i]->n_sa_in;
+		dirs = calloc(n + 1, sizeof(*dirs));
+		if (dirs == NULL)
+			die(1, "out of memory");
+		n = 0;
+		for (size_t i = 0; i < reply->n_tunnels; i++) {
+			const Esgw__Tunnel *t = reply->tunnels[i];
 
-		out |= t->sa_out == id;
-		for (size_t j = 0; j < t->n_sa_in; j++)
-			in |= t->sa_in[j] == id;
+			dirs[n++] = (struct sa_dir){t->sa_out, 1};
+			for (size_t j = 0; j < t->n_sa_in; j++)
+				dirs[n++] = (struct sa_dir){t->sa_in[j], 2};
+		}
+		qsort(dirs, n, sizeof(*dirs), sa_dir_cmp);
+		built = reply;
 	}
-	return out && in ? "in/out" : out ? "out" : in ? "in" : "none";
+	for (lo = 0, hi = n; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sa_dir_cmp(&dirs[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && dirs[lo].id == id; lo++)
+		bits |= dirs[lo].bits;
+	return bits == 3 ? "in/out" : bits == 1 ? "out" : bits == 2 ? "in" : "none";
 }
 
 /* {"bytes":N,"packets":N,"seconds":N}, 0 meaning no limit. */

@@ -14,7 +14,10 @@
 #include "validate.h"
 
 static const char help_text[] =
-	"usage: esgwctl [--socket PATH] [--json] COMMAND\n"
+	"usage: esgwctl [--socket PATH] [--json] COMMAND | -f FILE\n"
+	"  -f FILE|-                               the commands of FILE (- standard input), one a\n"
+	"                                          line, applied as one: all or none ('#' comments;\n"
+	"                                          keys may be in it if only its owner can read it)\n"
 	"  interface add NAME DEVARGS [mtu N]      e.g. interface add wan net_af_packet0,iface=eth1\n"
 	"  interface del NAME\n"
 	"  interface address add NAME A.B.C.D/LEN|X:X::X/LEN\n"
@@ -71,6 +74,8 @@ void die(int status, const char *fmt, ...)
 	va_list ap;
 
 	fputs("esgwctl: ", stderr);
+	if (esgwctl_where != NULL)
+		fprintf(stderr, "%s: ", esgwctl_where);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
@@ -633,6 +638,9 @@ bool command_parse(int argc, char **argv, Esgw__Request *req)
 
 void command_wipe(Esgw__Request *req)
 {
+	if (req->body_case == ESGW__REQUEST__BODY_BATCH)
+		for (size_t i = 0; i < req->batch->n_requests; i++)
+			command_wipe(req->batch->requests[i]);
 	if (req->body_case != ESGW__REQUEST__BODY_SA_ADD)
 		return;
 	if (req->sa_add->crypto_key.data)

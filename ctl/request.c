@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The control API: one handler per Request body, found in a table. Each handler
  * checks every field and reference before it changes anything; the dispatcher
- * then saves the new configuration and pushes it, or restores the old one. */
+ * then saves the new configuration and pushes it, or restores the old one.
+ * A Batch is many changes under one save and push, all or none. */
 #include "ctld.h"
 
 #include <stdio.h>
@@ -35,40 +36,66 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_NEIGHBOR_DEL, neighbor_del_handle, true, false},
 	{ESGW__REQUEST__BODY_OWNER_RECONCILE, owner_reconcile_handle, true, false},
 	{ESGW__REQUEST__BODY_SA_UPDATE, sa_update_handle, true, false},
+	/* Its requests' handlers from this table, then one save and push. */
+	{ESGW__REQUEST__BODY_BATCH, NULL, true, false},
 	/* They save and push themselves: a move is several pushes in order. */
 	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
 	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},
 	{ESGW__REQUEST__BODY_EVENTS_SUBSCRIBE, events_handle_subscribe, false, false},
 };
 
-void request_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
+static const struct handler *handler_of(Esgw__Request__BodyCase body)
 {
-	const struct handler *h = NULL;
-	Esgw__Config *before;
-
-	err[0] = '\0';
-	if (req->version != ESGW__API_VERSION__API_VERSION_CURRENT) {
-		resp->status = ESGW__STATUS__STATUS_VERSION_MISMATCH;
-		snprintf(err, errlen, "API version %u is not supported (this esgw-ctld speaks %u)",
-			 req->version, ESGW__API_VERSION__API_VERSION_CURRENT);
-		goto out;
-	}
 	for (size_t i = 0; i < sizeof(handlers) / sizeof(handlers[0]); i++)
-		if (handlers[i].body == req->body_case)
-			h = &handlers[i];
-	if (h == NULL) {
-		resp->status = ESGW__STATUS__STATUS_UNSUPPORTED;
-		snprintf(err, errlen, "unknown or empty request (body %d)", req->body_case);
-		goto out;
+		if (handlers[i].body == body)
+			return &handlers[i];
+	return NULL;
+}
+
+/* The changes of a Batch, in order, on ctld.config; the first refused stops
+ * it (its number in resp->batch_failed). Sets *interfaces when one of them
+ * changes the port set. */
+static Esgw__Status batch_apply(const Esgw__Batch *batch, Esgw__Response *resp, bool *interfaces,
+			       char *err, size_t errlen)
+{
+	for (size_t i = 0; i < batch->n_requests; i++) {
+		const Esgw__Request *r = batch->requests[i];
+		const struct handler *h = handler_of(r->body_case);
+		Esgw__Status status;
+		char why[512];
+
+		if (h == NULL || !h->changes) {
+			resp->batch_failed = (uint32_t)i + 1;
+			snprintf(err, errlen, "request %zu of the batch: not a configuration change",
+				 i + 1);
+			return ESGW__STATUS__STATUS_INVALID_ARGUMENT;
+		}
+		why[0] = '\0';
+		status = h->fn(r, resp, why, sizeof(why));
+		if (status != OK) {
+			resp->batch_failed = (uint32_t)i + 1;
+			snprintf(err, errlen, "request %zu of the batch: %s", i + 1, why);
+			return status;
+		}
+		*interfaces = *interfaces || h->changes_interfaces;
 	}
-	if (!h->changes) {
-		resp->status = h->fn(req, resp, err, errlen);
-		goto out;
-	}
+	return OK;
+}
+
+/* A change (one request or a batch) on ctld.config, checked against the
+ * limits and saved, or undone. */
+static void change_apply(const struct handler *h, const Esgw__Request *req, Esgw__Response *resp,
+			 char *err, size_t errlen)
+{
+	bool interfaces = h->changes_interfaces;
 	/* Handlers check before they change, but a copy costs little and makes a
 	 * failed save leave memory and disk in agreement. */
-	before = msg_clone(ctld.config);
-	resp->status = h->fn(req, resp, err, errlen);
+	Esgw__Config *before = msg_clone(ctld.config);
+
+	if (h->body == ESGW__REQUEST__BODY_BATCH)
+		resp->status = batch_apply(req->batch, resp, &interfaces, err, errlen);
+	else
+		resp->status = h->fn(req, resp, err, errlen);
 	if (resp->status == OK)
 		resp->status = config_check_limits(ctld.config, err, errlen);
 	if (resp->status == OK && config_save(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
@@ -78,11 +105,35 @@ void request_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, s
 	if (resp->status != OK) {
 		config_free(ctld.config);
 		ctld.config = before;
-		goto out;
+		state_changed();
+		return;
 	}
 	events_config_diff(before, ctld.config);
 	config_free(before);
-	ctld_config_changed(h->changes_interfaces);
+	ctld_config_changed(interfaces);
+}
+
+void request_handle(const Esgw__Request *req, Esgw__Response *resp, char *err, size_t errlen)
+{
+	const struct handler *h;
+
+	err[0] = '\0';
+	if (req->version != ESGW__API_VERSION__API_VERSION_CURRENT) {
+		resp->status = ESGW__STATUS__STATUS_VERSION_MISMATCH;
+		snprintf(err, errlen, "API version %u is not supported (this esgw-ctld speaks %u)",
+			 req->version, ESGW__API_VERSION__API_VERSION_CURRENT);
+		goto out;
+	}
+	h = handler_of(req->body_case);
+	if (h == NULL) {
+		resp->status = ESGW__STATUS__STATUS_UNSUPPORTED;
+		snprintf(err, errlen, "unknown or empty request (body %d)", req->body_case);
+		goto out;
+	}
+	if (h->changes)
+		change_apply(h, req, resp, err, errlen);
+	else
+		resp->status = h->fn(req, resp, err, errlen);
 out:
 	if (resp->status != OK)
 		resp->error = err;

@@ -102,8 +102,10 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	worker = sa->worker >= 0 ? sa->worker : state_least_loaded_worker();
 	slot = state_free_slot();
 	if (slot < 0) {
-		snprintf(err, errlen, "all %d SA slots are in use: at most %d SAs", ESGW_MAX_SA,
-			 ESGW_MAX_SA);
+		snprintf(err, errlen,
+			 "all %u SA slots are in use: at most %u SAs (esgw-ctld --max-sas N raises "
+			 "it, up to %d)",
+			 ctld.opt.max_sas, ctld.opt.max_sas, ESGW_MAX_SA);
 		return INVALID;
 	}
 	copy = sa_copy(sa, worker, slot, err, errlen);

@@ -27,8 +27,9 @@
 
 #define MAX_CLIENTS 64
 /* Replies queued for a client that does not read them: past this it is
- * disconnected (the largest reply, a show of every SA, is far smaller). */
-#define CLIENT_OUT_MAX (4u * ESGW_FRAME_MAX)
+ * disconnected. One reply alone may be larger (a show of 40,000 SAs is some
+ * 10 MB, up to ESGW_FRAME_MAX): a backlog behind it may not. */
+#define CLIENT_OUT_MAX (4u << 20)
 #define ADMIN_GROUP "esgw"
 
 /* One reply waiting to be written. */
@@ -169,7 +170,7 @@ static int reply(struct client *c, Esgw__Response *resp)
 	c->out_bytes += f->len;
 	if (client_flush(c) < 0)
 		return -1;
-	if (c->out_bytes > CLIENT_OUT_MAX) {
+	if (c->out_bytes > CLIENT_OUT_MAX && c->out_bytes > f->len) {
 		ESGW_LOG_RATELIMITED(ESGW_LOG_WARN,
 				     "control client on fd %d does not read its replies (%zu bytes "
 				     "queued): disconnected",

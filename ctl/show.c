@@ -82,9 +82,20 @@ static Esgw__DpSaStats *sa_stats(const Esgw__Sa *sa)
 	int i = worker_proc_index(sa->worker);
 	Esgw__DpStats *st = i >= 0 ? proc_stats(i) : NULL;
 
-	for (size_t k = 0; st != NULL && k < st->n_sas; k++)
-		if (st->sas[k]->id == sa->id && st->sas[k]->slot == sa->slot)
-			return st->sas[k];
+	size_t lo = 0, hi = st != NULL ? st->n_sas : 0;
+
+	/* A worker lists its SAs by slot (crypto_worker_on_stats). */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->sas[mid]->slot < sa->slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < (st != NULL ? st->n_sas : 0) && st->sas[lo]->slot == sa->slot &&
+	    st->sas[lo]->id == sa->id)
+		return st->sas[lo];
 	return NULL;
 }
 

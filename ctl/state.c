@@ -16,70 +16,157 @@ Esgw__Interface *state_interface(const char *name)
 	return NULL;
 }
 
+/* The kinds of index (state_index.c): each key's hash and a match on it. */
+static size_t one_key(const void *item)
+{
+	(void)item;
+	return 1;
+}
+
+static uint64_t sa_id_hash(const void *item, size_t k)
+{
+	(void)k;
+	return state_hash_u32(((const Esgw__Sa *)item)->id);
+}
+
+static bool sa_id_match(const void *item, const void *key)
+{
+	return ((const Esgw__Sa *)item)->id == *(const uint32_t *)key;
+}
+
+static uint64_t sa_spi_hash(const void *item, size_t k)
+{
+	(void)k;
+	return state_hash_u32(((const Esgw__Sa *)item)->spi);
+}
+
+static bool sa_spi_match(const void *item, const void *key)
+{
+	return ((const Esgw__Sa *)item)->spi == *(const uint32_t *)key;
+}
+
+static uint64_t tunnel_name_hash(const void *item, size_t k)
+{
+	(void)k;
+	return state_hash_str(((const Esgw__Tunnel *)item)->name);
+}
+
+static bool tunnel_name_match(const void *item, const void *key)
+{
+	return strcmp(((const Esgw__Tunnel *)item)->name, key) == 0;
+}
+
+static uint64_t tunnel_out_hash(const void *item, size_t k)
+{
+	(void)k;
+	return state_hash_u32(((const Esgw__Tunnel *)item)->sa_out);
+}
+
+static bool tunnel_out_match(const void *item, const void *key)
+{
+	return ((const Esgw__Tunnel *)item)->sa_out == *(const uint32_t *)key;
+}
+
+static size_t tunnel_in_keys(const void *item)
+{
+	return ((const Esgw__Tunnel *)item)->n_sa_in;
+}
+
+static uint64_t tunnel_in_hash(const void *item, size_t k)
+{
+	return state_hash_u32(((const Esgw__Tunnel *)item)->sa_in[k]);
+}
+
+static bool tunnel_in_match(const void *item, const void *key)
+{
+	const Esgw__Tunnel *t = item;
+
+	for (size_t j = 0; j < t->n_sa_in; j++)
+		if (t->sa_in[j] == *(const uint32_t *)key)
+			return true;
+	return false;
+}
+
+static uint64_t route_prefix_hash(const void *item, size_t k)
+{
+	(void)k;
+	return state_hash_str(((const Esgw__Route *)item)->prefix);
+}
+
+static bool route_prefix_match(const void *item, const void *key)
+{
+	return strcmp(((const Esgw__Route *)item)->prefix, key) == 0;
+}
+
+#define FIND(kind_keys, kind_hash, kind_match, arr, n, h, key)                                    \
+	({                                                                                         \
+		static struct state_index ix;                                                      \
+		static const struct state_index_kind kind = {kind_keys, kind_hash, kind_match};    \
+		state_index_find(&ix, &kind, (void *const *)(arr), (n), (h), (key));               \
+	})
+
 Esgw__Sa *state_sa(uint32_t id)
 {
-	for (size_t i = 0; i < ctld.config->n_sas; i++)
-		if (ctld.config->sas[i]->id == id)
-			return ctld.config->sas[i];
-	return NULL;
+	return FIND(one_key, sa_id_hash, sa_id_match, ctld.config->sas, ctld.config->n_sas,
+		    state_hash_u32(id), &id);
 }
 
 Esgw__Sa *state_sa_by_spi(uint32_t spi)
 {
-	for (size_t i = 0; i < ctld.config->n_sas; i++)
-		if (ctld.config->sas[i]->spi == spi)
-			return ctld.config->sas[i];
-	return NULL;
+	return FIND(one_key, sa_spi_hash, sa_spi_match, ctld.config->sas, ctld.config->n_sas,
+		    state_hash_u32(spi), &spi);
 }
 
 Esgw__Tunnel *state_tunnel(const char *name)
 {
-	for (size_t i = 0; i < ctld.config->n_tunnels; i++)
-		if (strcmp(ctld.config->tunnels[i]->name, name) == 0)
-			return ctld.config->tunnels[i];
-	return NULL;
+	return FIND(one_key, tunnel_name_hash, tunnel_name_match, ctld.config->tunnels,
+		    ctld.config->n_tunnels, state_hash_str(name), name);
 }
 
 Esgw__Route *state_route(const char *prefix)
 {
-	for (size_t i = 0; i < ctld.config->n_routes; i++)
-		if (strcmp(ctld.config->routes[i]->prefix, prefix) == 0)
-			return ctld.config->routes[i];
-	return NULL;
+	return FIND(one_key, route_prefix_hash, route_prefix_match, ctld.config->routes,
+		    ctld.config->n_routes, state_hash_str(prefix), prefix);
 }
 
 Esgw__Tunnel *state_tunnel_out(uint32_t id)
 {
-	for (size_t i = 0; i < ctld.config->n_tunnels; i++)
-		if (ctld.config->tunnels[i]->sa_out == id)
-			return ctld.config->tunnels[i];
-	return NULL;
+	return FIND(one_key, tunnel_out_hash, tunnel_out_match, ctld.config->tunnels,
+		    ctld.config->n_tunnels, state_hash_u32(id), &id);
 }
 
 Esgw__Tunnel *state_tunnel_in(uint32_t id)
 {
-	for (size_t i = 0; i < ctld.config->n_tunnels; i++) {
-		Esgw__Tunnel *t = ctld.config->tunnels[i];
-
-		for (size_t j = 0; j < t->n_sa_in; j++)
-			if (t->sa_in[j] == id)
-				return t;
-	}
-	return NULL;
+	return FIND(tunnel_in_keys, tunnel_in_hash, tunnel_in_match, ctld.config->tunnels,
+		    ctld.config->n_tunnels, state_hash_u32(id), &id);
 }
+
+/* The slots in use, followed like an index (state_index.c): appended SAs
+ * are marked as they come, anything else rebuilds the map. */
+static struct {
+	uint64_t epoch;
+	const void *config;
+	size_t n;      /* sas[0..n) are marked */
+	uint32_t next; /* no free slot below */
+	bool used[ESGW_MAX_SA];
+} slots;
 
 int state_free_slot(void)
 {
-	static bool used[ESGW_MAX_SA];
-
-	memset(used, 0, sizeof(used));
-	for (size_t i = 0; i < ctld.config->n_sas; i++)
-		if (ctld.config->sas[i]->slot < ESGW_MAX_SA)
-			used[ctld.config->sas[i]->slot] = true;
-	for (int s = 0; s < ESGW_MAX_SA; s++)
-		if (!used[s])
-			return s;
-	return -1;
+	if (slots.epoch != state_epoch_now() || slots.config != ctld.config ||
+	    slots.n > ctld.config->n_sas) {
+		memset(slots.used, 0, sizeof(slots.used));
+		slots.epoch = state_epoch_now();
+		slots.config = ctld.config;
+		slots.n = 0;
+		slots.next = 0;
+	}
+	for (; slots.n < ctld.config->n_sas; slots.n++)
+		if (ctld.config->sas[slots.n]->slot < ESGW_MAX_SA)
+			slots.used[ctld.config->sas[slots.n]->slot] = true;
+	while (slots.next < ctld.opt.max_sas && slots.used[slots.next])
+		slots.next++;
+	return slots.next < ctld.opt.max_sas ? (int)slots.next : -1;
 }
 
 int state_least_loaded_worker(void)
@@ -155,6 +242,7 @@ void array_remove(void *arr_ptr, size_t *n, size_t index)
 
 	memmove(&(*arr)[index], &(*arr)[index + 1], (*n - index - 1) * sizeof(**arr));
 	(*n)--;
+	state_changed(); /* positions moved: the indexes rebuild */
 }
 
 void str_set(char **field, const char *s)

@@ -98,6 +98,13 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	argv[n++] = (char *)ctld.opt.rundir;
 	if (ctld.opt.busy_poll)
 		argv[n++] = "--busy-poll";
+	if (strcmp(p->role, "rxtx") == 0) { /* the shared table's size */
+		static char max_sas[16];
+
+		snprintf(max_sas, sizeof(max_sas), "%u", ctld.opt.max_sas);
+		argv[n++] = "--max-sas";
+		argv[n++] = max_sas;
+	}
 	if (p->worker >= 0) {
 		snprintf(worker, 16, "%d", p->worker);
 		argv[n++] = "--worker";

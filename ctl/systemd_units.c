@@ -66,10 +66,11 @@ static int unit_call(const char *method, const char *unit)
 }
 #endif
 
-/* <rundir>/rxtx.env: ESGW_VDEVS="--vdev D1 --vdev D2". Devargs never hold
- * spaces or quotes (interface.c refuses them), so systemd's word splitting of
- * $ESGW_VDEVS gives rxtx exactly these arguments. Returns 1 if the file
- * changed, 0 if it already said this, -1 on error. */
+/* <rundir>/rxtx.env: ESGW_VDEVS="--vdev D1 --vdev D2" and ESGW_RXTX_ARGS=
+ * "--max-sas N" (the shared table's size, esgw-ctld's --max-sas). Devargs
+ * never hold spaces or quotes (interface.c refuses them), so systemd's word
+ * splitting of $ESGW_VDEVS gives rxtx exactly these arguments. Returns 1 if
+ * the file changed, 0 if it already said this, -1 on error. */
 static int rxtx_env_write(void)
 {
 	char path[4096], tmp[4200], old[8192] = "", text[8192];
@@ -79,11 +80,12 @@ static int rxtx_env_write(void)
 	for (size_t i = 0; i < ctld.config->n_interfaces && n < sizeof(text); i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s--vdev %s", i ? " " : "",
 				      ctld.config->interfaces[i]->devargs);
-	if (n + 3 >= sizeof(text)) {
+	if (n + 40 >= sizeof(text)) {
 		ESGW_ERR("rxtx.env: too many interfaces");
 		return -1;
 	}
-	snprintf(text + n, sizeof(text) - n, "\"\n");
+	snprintf(text + n, sizeof(text) - n, "\"\nESGW_RXTX_ARGS=\"--max-sas %u\"\n",
+		 ctld.opt.max_sas);
 	snprintf(path, sizeof(path), "%s/rxtx.env", ctld.opt.rundir);
 	f = fopen(path, "r");
 	if (f != NULL) {

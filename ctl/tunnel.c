@@ -177,6 +177,7 @@ Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, c
 		cur->sa_in = in;
 		cur->n_sa_in = t->n_sa_in;
 	}
+	state_changed(); /* the tunnel's SAs are index keys (state_tunnel_out, _in) */
 	ESGW_INFO("tunnel %s set: sa-out %u, %zu sa-in", cur->name, cur->sa_out, cur->n_sa_in);
 	return OK;
 }

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -63,28 +64,6 @@ static void sleep_ms(long ms)
 	nanosleep(&ts, NULL);
 }
 
-/* 1: the old worker let the SA go, 0: it still holds it, -1: that instance
- * is gone or does not answer. */
-static int old_owner_done(struct dp_proc *p, pid_t pid, uint32_t slot)
-{
-	Esgw__DpResponse *r;
-	int held = 0;
-
-	if (!proc_running(p) || p->pid != pid)
-		return -1;
-	r = dp_stats(p);
-	if (r == NULL)
-		return -1;
-	if (r->stats->pid != pid) {
-		dp_stats_free(r);
-		return -1;
-	}
-	for (size_t k = 0; k < r->stats->n_sas; k++)
-		held |= r->stats->sas[k]->slot == slot;
-	dp_stats_free(r);
-	return !held;
-}
-
 /* Is process pid gone (or a zombie, which writes nothing)? */
 static bool process_gone(pid_t pid)
 {
@@ -103,78 +82,162 @@ static bool process_gone(pid_t pid)
 	return state == 'Z' || state == 'X';
 }
 
-/* The marker did not complete the hand-over: take the SA from the old worker
- * (a push without it, or, if it does not answer, SIGKILL: a hung process
- * might still write the slot), then let the new one adopt the slot. */
-static void handover_force(Esgw__Sa *sa, int to, struct dp_proc *from, pid_t pid)
+/* One SA of a move: where from and to, and whether to wait for its old
+ * worker's hand-over (it is in a tunnel and that worker runs). */
+struct move {
+	Esgw__Sa *sa;
+	int from, to;
+	pid_t pid; /* the old worker's instance */
+	bool wait;
+};
+
+/* Of the moves that wait, those whose old worker (src, instance pid) still
+ * holds the SA: still pending. Their count, or -1 if that instance is gone
+ * or does not answer (all of its moves are then forced). */
+static long still_held(struct dp_proc *src, pid_t pid, struct move *mv, size_t n, int from)
 {
-	moving[sa->slot].pending = false;
+	static bool held[ESGW_MAX_SA];
+	Esgw__DpResponse *r;
+	long count = 0;
+
+	if (!proc_running(src) || src->pid != pid)
+		return -1;
+	r = dp_stats(src);
+	if (r == NULL)
+		return -1;
+	if (r->stats->pid != pid) {
+		dp_stats_free(r);
+		return -1;
+	}
+	for (size_t k = 0; k < r->stats->n_sas; k++)
+		if (r->stats->sas[k]->slot < ESGW_MAX_SA)
+			held[r->stats->sas[k]->slot] = true;
+	for (size_t i = 0; i < n; i++) {
+		if (!mv[i].wait || mv[i].from != from || !moving[mv[i].sa->slot].pending)
+			continue;
+		if (held[mv[i].sa->slot])
+			count++;
+		else
+			moving[mv[i].sa->slot].pending = false; /* handed over */
+	}
+	for (size_t k = 0; k < r->stats->n_sas; k++)
+		if (r->stats->sas[k]->slot < ESGW_MAX_SA)
+			held[r->stats->sas[k]->slot] = false;
+	dp_stats_free(r);
+	return count;
+}
+
+/* The markers did not complete the hand-overs still pending from worker
+ * from: take the SAs from it (a push without them, or, if it does not
+ * answer, SIGKILL: a hung process might still write the slots), then let the
+ * new owners adopt the slots. */
+static void handover_force(struct move *mv, size_t n, int from)
+{
+	struct dp_proc *src = worker_proc(from);
+	pid_t pid = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!mv[i].wait || mv[i].from != from || !moving[mv[i].sa->slot].pending)
+			continue;
+		moving[mv[i].sa->slot].pending = false;
+		pid = mv[i].pid;
+		ESGW_WARN("SA %u: worker %d did not hand it over: worker %d adopts it",
+			  mv[i].sa->id, from, mv[i].to);
+	}
 	ctld.generation++;
-	if (proc_running(from) && from->pid == pid) {
-		dp_push(from);
-		if (from->acked_generation != ctld.generation && ctld.opt.standalone) {
-			ESGW_WARN("%s does not let SA %u go: killing it", from->name, sa->id);
+	if (proc_running(src) && src->pid == pid) {
+		dp_push(src);
+		if (src->acked_generation != ctld.generation && ctld.opt.standalone) {
+			ESGW_WARN("%s does not let its SAs go: killing it", src->name);
 			kill(pid, SIGKILL);
 			for (int i = 0; i < 200 && !process_gone(pid); i++)
 				sleep_ms(5);
 		}
 	}
-	push_if_running(worker_proc(to));
 	dp_push_all();
 }
 
-/* Move one SA (placement already checked) and wait for the hand-over. */
-static Esgw__Status move_sa(Esgw__Sa *sa, int to, char *err, size_t errlen)
+/* Wait until every old worker let its moving SAs go, forcing those that
+ * did not in time. A hand-over takes a marker through a ring (well under a
+ * millisecond each); thousands at once take longer. */
+static void handover_wait(struct move *mv, size_t n)
 {
-	int from = sa->worker, waited = 0, done = -1;
-	struct dp_proc *src = worker_proc(from), *dst = worker_proc(to);
-	struct dp_proc *router = dp_proc_by_name("router");
-	bool in_use = state_tunnel_out(sa->id) != NULL || state_tunnel_in(sa->id) != NULL;
-	pid_t pid = src != NULL ? src->pid : 0;
+	long timeout = HANDOVER_TIMEOUT_MS + (long)n / 4, waited = 0;
 
-	sa->worker = to;
+	for (int from = 0; from < ESGW_MAX_WORKERS; from++) {
+		struct dp_proc *src = worker_proc(from);
+		pid_t pid = 0;
+		long held = 0;
+
+		for (size_t i = 0; i < n; i++)
+			if (mv[i].wait && mv[i].from == from)
+				pid = mv[i].pid;
+		if (pid == 0)
+			continue;
+		while ((held = still_held(src, pid, mv, n, from)) > 0 && waited < timeout) {
+			sleep_ms(HANDOVER_POLL_MS);
+			waited += HANDOVER_POLL_MS;
+		}
+		if (held != 0)
+			handover_force(mv, n, from);
+	}
+}
+
+static void push_workers(uint64_t workers)
+{
+	for (int w = 0; w < ESGW_MAX_WORKERS; w++)
+		if (workers & (1ull << w))
+			push_if_running(worker_proc(w));
+}
+
+/* Move SAs at once (placements already checked): one save, one push per
+ * process in the order of the protocol, one wait. An SA that no tunnel uses
+ * or whose old worker is gone is adopted by its new worker at once, its old
+ * worker letting go first, so a slot never has two writers; the others are
+ * handed over: the new worker holds them in standby, the old one keeps them
+ * ("leaving") until the router's markers, which the router's switch sends. */
+static Esgw__Status move_sas(struct move *mv, size_t n, char *err, size_t errlen)
+{
+	uint64_t adopt_from = 0, to = 0, leaving = 0; /* workers, a bit each */
+
+	for (size_t i = 0; i < n; i++) {
+		Esgw__Sa *sa = mv[i].sa;
+		struct dp_proc *src = worker_proc(sa->worker);
+		bool in_use = state_tunnel_out(sa->id) != NULL || state_tunnel_in(sa->id) != NULL;
+
+		mv[i].from = sa->worker;
+		mv[i].pid = src != NULL ? src->pid : 0;
+		mv[i].wait = in_use && proc_running(src);
+		sa->worker = mv[i].to;
+	}
 	if (config_save(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
-		sa->worker = from;
+		for (size_t i = 0; i < n; i++)
+			mv[i].sa->worker = mv[i].from;
 		ESGW_ERR("%s", err);
 		return ESGW__STATUS__STATUS_INTERNAL;
 	}
 	ctld.generation++;
-	if (!in_use || !proc_running(src)) {
-		/* No packet of it can be in flight to the old worker (no tunnel
-		 * uses it), or that worker is gone: the new one adopts the slot.
-		 * The old one lets go first, so the slot never has two writers. */
-		push_if_running(src);
-		push_if_running(dst);
-		dp_push_all();
-		ESGW_INFO("SA %u moved from worker %d to %d (%s)", sa->id, from, to,
-			  in_use ? "old worker not running" : "not in a tunnel");
-		ctld_event_sa_moved(sa->id, from, to);
-		return ESGW__STATUS__STATUS_OK;
+	for (size_t i = 0; i < n; i++)
+		if (mv[i].wait)
+			moving[mv[i].sa->slot] = (typeof(moving[0])){true, mv[i].from, mv[i].pid};
+	/* Adopted ones: the old worker first. Then every new worker (standby
+	 * or adopt), the old workers of the hand-overs (leaving), the router. */
+	for (size_t i = 0; i < n; i++) {
+		adopt_from |= mv[i].wait ? 0 : 1ull << mv[i].from;
+		to |= 1ull << mv[i].to;
+		leaving |= mv[i].wait ? 1ull << mv[i].from : 0;
 	}
-	moving[sa->slot].pending = true;
-	moving[sa->slot].from = from;
-	moving[sa->slot].from_pid = pid;
-	/* The order is the protocol: standby, leaving, then the router's switch. */
-	push_if_running(dst);
-	dp_push(src);
-	push_if_running(router);
+	push_workers(adopt_from);
+	push_workers(to);
+	push_workers(leaving);
+	push_if_running(dp_proc_by_name("router"));
 	dp_push_all();
-	while (waited < HANDOVER_TIMEOUT_MS && (done = old_owner_done(src, pid, sa->slot)) == 0) {
-		sleep_ms(HANDOVER_POLL_MS);
-		waited += HANDOVER_POLL_MS;
+	handover_wait(mv, n);
+	for (size_t i = 0; i < n; i++) {
+		ESGW_INFO("SA %u moved from worker %d to %d%s", mv[i].sa->id, mv[i].from, mv[i].to,
+			  mv[i].wait ? " (handed over)" : "");
+		ctld_event_sa_moved(mv[i].sa->id, mv[i].from, mv[i].to);
 	}
-	if (done == 1) {
-		moving[sa->slot].pending = false;
-		ESGW_INFO("SA %u handed over from worker %d to %d", sa->id, from, to);
-	} else {
-		ESGW_WARN("SA %u: worker %d %s: worker %d adopts it", sa->id, from,
-			  done < 0 ? "went away during the hand-over"
-				   : "did not hand it over in time",
-			  to);
-		handover_force(sa, to, src, pid);
-	}
-	ctld_event_sa_moved(sa->id, from, to);
-	(void)err;
 	return ESGW__STATUS__STATUS_OK;
 }
 
@@ -196,22 +259,46 @@ Esgw__Status sa_move_handle(const Esgw__Request *req, Esgw__Response *resp, char
 	}
 	if (sa->worker == (int32_t)mv->worker)
 		return ESGW__STATUS__STATUS_OK;
-	return move_sa(sa, (int)mv->worker, err, errlen);
+	return move_sas(&(struct move){.sa = sa, .to = (int)mv->worker}, 1, err, errlen);
 }
 
-/* Least loaded of workers 0..count-1, by number of SAs. */
-static int least_loaded(uint32_t count)
+/* Least loaded of workers 0..count-1 by load (SAs per worker). */
+static int least_loaded(const unsigned int *load, uint32_t count)
 {
-	unsigned int load[ESGW_MAX_WORKERS] = {0};
 	int best = 0;
 
-	for (size_t i = 0; i < ctld.config->n_sas; i++)
-		if (ctld.config->sas[i]->worker >= 0 && ctld.config->sas[i]->worker < (int)count)
-			load[ctld.config->sas[i]->worker]++;
 	for (int w = 1; w < (int)count; w++)
 		if (load[w] < load[best])
 			best = w;
 	return best;
+}
+
+/* Scaling down: every SA of the workers that stop moves, all at once, to
+ * the least loaded remaining ones. */
+static Esgw__Status move_off(uint32_t count, char *err, size_t errlen)
+{
+	unsigned int load[ESGW_MAX_WORKERS] = {0};
+	struct move *mv = calloc(ctld.config->n_sas + 1, sizeof(*mv));
+	Esgw__Status st;
+	size_t n = 0;
+
+	if (mv == NULL)
+		abort();
+	for (size_t i = 0; i < ctld.config->n_sas; i++)
+		if (ctld.config->sas[i]->worker >= 0 && ctld.config->sas[i]->worker < (int)count)
+			load[ctld.config->sas[i]->worker]++;
+	for (size_t i = 0; i < ctld.config->n_sas; i++) {
+		Esgw__Sa *sa = ctld.config->sas[i];
+
+		if (sa->worker < (int)count)
+			continue;
+		mv[n].sa = sa;
+		mv[n].to = least_loaded(load, count);
+		load[mv[n++].to]++;
+	}
+	st = n != 0 ? move_sas(mv, n, err, errlen) : ESGW__STATUS__STATUS_OK;
+	free(mv);
+	return st;
 }
 
 Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, char *err,
@@ -227,16 +314,8 @@ Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, 
 	if (count == before)
 		return ESGW__STATUS__STATUS_OK;
 	/* Scaling down: every SA leaves the workers that stop, while they run. */
-	for (size_t i = 0; i < ctld.config->n_sas; i++) {
-		Esgw__Sa *sa = ctld.config->sas[i];
-		Esgw__Status st;
-
-		if (sa->worker < (int)count)
-			continue;
-		st = move_sa(sa, least_loaded(count), err, errlen);
-		if (st != ESGW__STATUS__STATUS_OK)
-			return st;
-	}
+	if (move_off(count, err, errlen) != ESGW__STATUS__STATUS_OK)
+		return ESGW__STATUS__STATUS_INTERNAL;
 	ctld.config->workers = count;
 	if (config_save(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
 		ctld.config->workers = before;

@@ -20,20 +20,22 @@ static struct rte_ring *ring_create(const char *name, unsigned int flags)
 	return r;
 }
 
-/* The shared table of doorbells and SA runtime state, zeroed. */
+/* The shared table of doorbells and SA runtime state (--max-sas slots), zeroed. */
 static int shared_table_create(struct rxtx *rx)
 {
+	size_t size = esgw_shared_size(rx->dp.max_sas);
 	struct esgw_shared *shared;
 
-	rx->shared_mz = rte_memzone_reserve(ESGW_SHARED_NAME, sizeof(struct esgw_shared),
-					    (int)rte_socket_id(), 0);
+	rx->shared_mz = rte_memzone_reserve(ESGW_SHARED_NAME, size, (int)rte_socket_id(), 0);
 	if (rx->shared_mz == NULL) {
-		ESGW_ERR("memzone %s: %s", ESGW_SHARED_NAME, rte_strerror(rte_errno));
+		ESGW_ERR("memzone %s (%zu bytes for %u SAs): %s", ESGW_SHARED_NAME, size,
+			 rx->dp.max_sas, rte_strerror(rte_errno));
 		return -1;
 	}
 	shared = rx->shared_mz->addr;
-	memset(shared, 0, sizeof(*shared));
+	memset(shared, 0, size);
 	shared->nb_ports = rx->nb_ports;
+	shared->max_sas = rx->dp.max_sas;
 	/* The magic last: a secondary that sees it sees an initialised table. */
 	rte_smp_wmb();
 	shared->magic = ESGW_SHARED_MAGIC;

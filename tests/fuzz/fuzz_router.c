@@ -47,7 +47,9 @@
 static struct router router;
 static struct crypto_worker worker;
 static struct rte_ring *tx_ring[2], *punt_ring;
-static struct esgw_sa_runtime sa_snapshot[ESGW_MAX_SA];
+/* The fuzzed configuration's few SAs: a small shared table, copied per input. */
+#define FUZZ_MAX_SAS 16
+static struct esgw_sa_runtime sa_snapshot[FUZZ_MAX_SAS];
 static Esgw__DpConfig config = ESGW__DP_CONFIG__INIT;
 static int poisoning; /* on once the pool is built: free mbufs are poisoned */
 
@@ -451,9 +453,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
 	for (uint16_t p = 0; p < 2; p++)
 		require(rte_eth_dev_default_mac_addr_set(p, &mac[p]) == 0, "port MAC");
-	mz = rte_memzone_reserve(ESGW_SHARED_NAME, sizeof(struct esgw_shared), SOCKET_ID_ANY, 0);
+	mz = rte_memzone_reserve(ESGW_SHARED_NAME, esgw_shared_size(FUZZ_MAX_SAS), SOCKET_ID_ANY,
+				 0);
 	require(mz != NULL, "shared memzone");
-	memset(mz->addr, 0, sizeof(struct esgw_shared));
+	memset(mz->addr, 0, esgw_shared_size(FUZZ_MAX_SAS));
+	((struct esgw_shared *)mz->addr)->max_sas = FUZZ_MAX_SAS;
 	((struct esgw_shared *)mz->addr)->magic = ESGW_SHARED_MAGIC;
 
 	tx_ring[0] = ring("esgw.tx.0");
@@ -465,6 +469,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	router.dp.pool = worker.dp.pool = pool_create();
 	router.dp.shared = worker.dp.shared = mz->addr;
+	router.dp.max_sas = worker.dp.max_sas = FUZZ_MAX_SAS;
 	router.dp.role = "router";
 	router.hz = HZ;
 	router.now = CLOCK_START;

@@ -957,6 +957,15 @@ class Stream:
                 p.wait()
 
 
+def stop_streams(streams):
+    """What each stream's receiver counted; every stream's processes end."""
+    try:
+        return [s.stop() for s in streams]
+    finally:
+        for s in streams:
+            s.kill()
+
+
 # ------------------------------------------------------------ TCP transfer
 
 def tcp_transfer(src_ns, dst_ns, dst_addr, payload, port=5201, timeout=120):

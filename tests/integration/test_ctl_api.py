@@ -640,7 +640,7 @@ def test_raw_protocol_errors(ctld, pb):
     s = socket.socket(socket.AF_UNIX)
     s.settimeout(5)
     s.connect(ctld.sock)
-    s.sendall(struct.pack(">I", (1 << 20) + 1) + b"x" * 100)
+    s.sendall(struct.pack(">I", (64 << 20) + 1) + b"x" * 100)  # ESGW_FRAME_MAX + 1
     r = pb.Response.FromString(recv_frame(s))
     assert r.status == pb.STATUS_MALFORMED
     assert s.recv(10) == b""
@@ -1206,7 +1206,8 @@ def test_standalone_supervision_with_fake_processes(tmp_path, pb):
         rx_args = open(os.path.join(d.rundir, "rxtx.args")).read()
         assert rx_args == ("--file-prefix hbtest --proc-type primary --lcores 1@0 --no-pci "
                            "-m 256 --vdev net_af_packet0,iface=hb-wan,framecnt=4096 -- --rundir "
-                           + d.rundir)  # ctld asks af_packet for a 4096-frame ring
+                           + d.rundir + " --max-sas 65536")  # af_packet: a 4096-frame ring;
+        # --max-sas: the SA table's size, esgw-ctld's --max-sas (default 65,536)
         assert open(os.path.join(d.rundir, "router.args")).read() == (
             "--file-prefix hbtest --proc-type secondary --lcores 2@0 --no-pci -- --rundir "
             + d.rundir)

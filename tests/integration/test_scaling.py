@@ -65,14 +65,6 @@ def streams_t0(ns):
             h.Stream("h2->h1", ns["h2"], h.H2_ADDR, ns["h1"], h.H1_ADDR, PORT + 1, RATE)]
 
 
-def stop_all(streams):
-    try:
-        return [s.stop() for s in streams]
-    finally:
-        for s in streams:
-            s.kill()
-
-
 def report_drops(*gateways):
     """Non-zero drops and missed/errored frames, to tell a hand-over loss from
     a host that did not keep up (rx_missed: the kernel ring overflowed)."""
@@ -113,7 +105,7 @@ def test_sa_moves_lose_and_reorder_nothing(pair):
         took = time.monotonic() - start
         time.sleep(0.5)
     finally:
-        results = stop_all(streams)
+        results = h.stop_streams(streams)
         report_drops(gw1, gw2)
     print("%d rounds of 4 moves in %.1f s" % (moves, took))
     assert_clean(results)
@@ -142,7 +134,7 @@ def test_workers_set_1_2_1_under_traffic(pair):
             gw1.wait_workers_running(1)
             time.sleep(0.3)
     finally:
-        results = stop_all(streams)
+        results = h.stop_streams(streams)
         report_drops(gw1, pair["gw2"])
     assert_clean(results)
     gw1.ctl("workers", "set", 2)
@@ -171,7 +163,7 @@ def test_worker_kill_other_tunnel_unaffected(pair, tmp_path):
         print("crypto-1 running again %.2f s after the kill" % (time.monotonic() - killed_at))
         time.sleep(3.0)
     finally:
-        results = stop_all(streams)
+        results = h.stop_streams(streams)
         cap.stop(parse=False)
     t0, t1 = results
     print("t1 recovery: longest silence %.2f s" % t1["max_gap"])
