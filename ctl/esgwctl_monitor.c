@@ -95,12 +95,12 @@ static const char *cycles_text(double v, char *buf, size_t len)
 
 static void print_dataplane_table(const Esgw__ShowReply *reply)
 {
-	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], busy[16];
+	char a[16], b[16], c[16], d[16], e[16], f[16], g[16], h[16], busy[16], per_wake[16];
 	size_t nsas = 0;
 
-	printf("%-10s %7s %-8s %9s %9s %9s %9s %6s %8s %8s %8s\n", "PROCESS", "PID", "STATE",
-	       "RX pkt/s", "RX bit/s", "TX pkt/s", "TX bit/s", "BUSY", "CYC/PKT", "ENC C/P",
-	       "DEC C/P");
+	printf("%-10s %7s %-8s %9s %9s %9s %9s %6s %8s %8s %8s %7s %8s\n", "PROCESS", "PID",
+	       "STATE", "RX pkt/s", "RX bit/s", "TX pkt/s", "TX bit/s", "BUSY", "CYC/PKT",
+	       "ENC C/P", "DEC C/P", "WAKE/s", "PKT/WAKE");
 	for (size_t i = 0; i < reply->n_dataplane; i++) {
 		const Esgw__DataplaneInfo *p = reply->dataplane[i];
 
@@ -108,14 +108,19 @@ static void print_dataplane_table(const Esgw__ShowReply *reply)
 			snprintf(busy, sizeof(busy), "%.1f%%", 100 * p->busy);
 		else
 			snprintf(busy, sizeof(busy), "-");
-		printf("%-10s %7d %-8s %9s %9s %9s %9s %6s %8s %8s %8s\n", p->name, p->pid,
+		if (p->packets_per_wake > 0)
+			snprintf(per_wake, sizeof(per_wake), "%.1f", p->packets_per_wake);
+		else
+			snprintf(per_wake, sizeof(per_wake), "-");
+		printf("%-10s %7d %-8s %9s %9s %9s %9s %6s %8s %8s %8s %7s %8s\n", p->name, p->pid,
 		       p->state, si(p->rx_packets_per_second, a, sizeof(a)),
 		       si(p->rx_bits_per_second, b, sizeof(b)),
 		       si(p->tx_packets_per_second, c, sizeof(c)),
 		       si(p->tx_bits_per_second, d, sizeof(d)), busy,
 		       cycles_text(p->cycles_per_packet, e, sizeof(e)),
 		       cycles_text(p->encrypt_cycles_per_packet, f, sizeof(f)),
-		       cycles_text(p->decrypt_cycles_per_packet, g, sizeof(g)));
+		       cycles_text(p->decrypt_cycles_per_packet, g, sizeof(g)),
+		       si(p->wakes_per_second, h, sizeof(h)), per_wake);
 		nsas += p->n_sas;
 	}
 	if (nsas == 0)
@@ -168,6 +173,10 @@ static void json_dataplane_process(struct json *j, const Esgw__DataplaneInfo *p)
 	json_kv_u64(j, "decrypt_packets", p->decrypt_packets);
 	json_kv_u64(j, "driver_cycles", p->driver_cycles);
 	json_kv_u64(j, "esp_cycles", p->esp_cycles);
+	json_kv_u64(j, "sleeps", p->sleeps);
+	json_kv_u64(j, "room_wakes", p->room_wakes);
+	json_kv_double(j, "wakes_per_second", p->wakes_per_second);
+	json_kv_double(j, "packets_per_wake", p->packets_per_wake);
 	json_key(j, "sas");
 	json_array_begin(j);
 	for (size_t k = 0; k < p->n_sas; k++) {

@@ -66,6 +66,10 @@ def test_show_dataplane_rates_under_traffic(pair):
         assert 0 < p["cycles_per_packet"] < 1e8, p
         assert p["tsc_hz"] > 0 and 0 < p["busy_cycles"] <= p["loop_cycles"], p
         assert p["busy_packets"] > 0, p
+        # ~500 packets a second leave every process idle between them: it
+        # sleeps, and each wake-up brings a few packets.
+        assert p["sleeps"] > 0 and p["wakes_per_second"] > 0, p
+        assert 0 < p["packets_per_wake"] < 1e6, p
     worker = procs["crypto-0"]
     assert worker["worker"] == 0
     for way in ("encrypt", "decrypt"):
