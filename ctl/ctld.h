@@ -209,6 +209,8 @@ Esgw__DpResponse *dp_stats(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
+/* The value of the counter called name among c[0..n), 0 if absent. */
+uint64_t dp_stats_counter(Esgw__Counter **c, size_t n, const char *name);
 
 /* arena.c: memory freed all at once (a push, a show reply). */
 struct arena {

@@ -164,24 +164,15 @@ static void sa_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	}
 }
 
-/* A named counter of the process's sample (DpStats.counters), 0 if absent. */
-static uint64_t counter_of(const Esgw__DpStats *st, const char *name)
-{
-	for (size_t k = 0; st != NULL && k < st->n_counters; k++)
-		if (strcmp(st->counters[k]->name, name) == 0)
-			return st->counters[k]->value;
-	return 0;
-}
-
 /* Wake-ups (one per idle sleep) and the packets each one brought. */
 static void wake_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 		       const Esgw__DpStats *before, double interval)
 {
-	double sleeps = delta(counter_of(now, "sleeps"), counter_of(before, "sleeps"));
+	double sleeps = delta(info->sleeps,
+			      dp_stats_counter(before->counters, before->n_counters, "sleeps"));
 
 	info->wakes_per_second = sleeps / interval;
-	info->packets_per_wake =
-		ratio(delta(now->busy_packets, before->busy_packets), sleeps);
+	info->packets_per_wake = ratio(delta(now->busy_packets, before->busy_packets), sleeps);
 }
 
 static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
@@ -200,8 +191,8 @@ static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	info->decrypt_packets = now->decrypt_packets;
 	info->driver_cycles = now->driver_cycles;
 	info->esp_cycles = now->esp_cycles;
-	info->sleeps = counter_of(now, "sleeps");
-	info->room_wakes = counter_of(now, "room_wakes");
+	info->sleeps = dp_stats_counter(now->counters, now->n_counters, "sleeps");
+	info->room_wakes = dp_stats_counter(now->counters, now->n_counters, "room_wakes");
 	if (before == NULL || now->tsc_hz == 0) {
 		sa_rates(info, now, NULL, 0);
 		return;

@@ -6,6 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+uint64_t dp_stats_counter(Esgw__Counter **c, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(c[i]->name, name) == 0)
+			return c[i]->value;
+	return 0;
+}
+
 void dp_stats_free(Esgw__DpResponse *r)
 {
 	if (r != NULL)

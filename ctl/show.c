@@ -48,14 +48,6 @@ static int worker_proc_index(int worker)
 	return proc_index(name);
 }
 
-static uint64_t counter_value(Esgw__Counter **c, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (strcmp(c[i]->name, name) == 0)
-			return c[i]->value;
-	return 0;
-}
-
 static Esgw__Counter *counter_new(const char *name, uint64_t value)
 {
 	Esgw__Counter *c = alloc(sizeof(*c));
@@ -112,10 +104,10 @@ static void worker_drops(int worker, uint64_t drops[ESGW_DROP_MAX])
 		return;
 	for (size_t k = 0; k < st->n_sas; k++)
 		for (int d = 0; d < ESGW_DROP_MAX; d++)
-			from_sas[d] += counter_value(st->sas[k]->drops, st->sas[k]->n_drops,
-						     esgw_drop_name(d));
+			from_sas[d] += dp_stats_counter(st->sas[k]->drops, st->sas[k]->n_drops,
+							esgw_drop_name(d));
 	for (int d = 0; d < ESGW_DROP_MAX; d++) {
-		drops[d] = counter_value(st->counters, st->n_counters, esgw_drop_name(d));
+		drops[d] = dp_stats_counter(st->counters, st->n_counters, esgw_drop_name(d));
 		if (from_sas[d] > drops[d])
 			drops[d] = from_sas[d];
 	}
@@ -199,7 +191,8 @@ static void show_sas(Esgw__ShowReply *reply)
 			info->hard_expired = st->hard_expired;
 			info->seq_exhausted = st->seq_exhausted;
 			for (int d = 0; d < ESGW_DROP_MAX; d++)
-				drops[d] = counter_value(st->drops, st->n_drops, esgw_drop_name(d));
+				drops[d] =
+					dp_stats_counter(st->drops, st->n_drops, esgw_drop_name(d));
 		}
 		info->drops = drop_counters(drops, &info->n_drops);
 		info->last_used = sa_usage_last_used(sa);
@@ -231,15 +224,15 @@ static void show_workers(Esgw__ShowReply *reply)
 		}
 		if (st != NULL) {
 			info->packets_encrypted =
-				counter_value(st->counters, st->n_counters, "packets_encrypted");
+				dp_stats_counter(st->counters, st->n_counters, "packets_encrypted");
 			info->packets_decrypted =
-				counter_value(st->counters, st->n_counters, "packets_decrypted");
-			info->bytes = counter_value(st->counters, st->n_counters, "bytes");
+				dp_stats_counter(st->counters, st->n_counters, "packets_decrypted");
+			info->bytes = dp_stats_counter(st->counters, st->n_counters, "bytes");
 			if (info->bytes == 0)
-				info->bytes = counter_value(st->counters, st->n_counters,
-							    "bytes_encrypted") +
-					      counter_value(st->counters, st->n_counters,
-							    "bytes_decrypted");
+				info->bytes = dp_stats_counter(st->counters, st->n_counters,
+							       "bytes_encrypted") +
+					      dp_stats_counter(st->counters, st->n_counters,
+							       "bytes_decrypted");
 		}
 		worker_drops((int)w, drops);
 		info->drops = drop_counters(drops, &info->n_drops);
@@ -277,8 +270,8 @@ static void show_processes(Esgw__ShowReply *reply)
 			worker_drops(p->worker, drops);
 		else if (st != NULL)
 			for (int d = 0; d < ESGW_DROP_MAX; d++)
-				drops[d] = counter_value(st->counters, st->n_counters,
-							 esgw_drop_name(d));
+				drops[d] = dp_stats_counter(st->counters, st->n_counters,
+							    esgw_drop_name(d));
 		/* Every drop reason, then the process's other counters in its order. */
 		info->counters = alloc((ESGW_DROP_MAX + extra) * sizeof(*info->counters));
 		for (size_t k = 0; k < extra; k++)
