@@ -89,7 +89,11 @@ struct esp_sa {
 	uint32_t outer_dst;
 	uint8_t salt[4]; /* AEAD nonce prefix, RFC 4106 4 / RFC 7634 2 */
 	uint16_t ip_id;  /* next outer IPv4 identification */
-	uint16_t reserved;
+	/* Read for every packet, so here rather than by what they describe:
+	 * an IPv6 tunnel (outer6_src/dst below), RFC 3948 UDP encapsulation
+	 * (udp_sport/dport below). */
+	uint8_t outer_ipv6;
+	uint8_t udp_encap;
 	/* A packet takes the lifetime slow path (esp_lifetime_check) once a
 	 * counter or the clock reaches one of these; 0 sends every packet there. */
 	uint32_t check_time; /* CLOCK_MONOTONIC seconds */
@@ -120,11 +124,10 @@ struct esp_sa {
 	struct esp_lifetime soft, hard;
 	/* IPv6 tunnel endpoints (esp_ip.c); outer_ipv6 says they are used.
 	 * Apart from the hot line: IPv6 tunnels pay one more cache line. */
-	uint8_t outer_ipv6;
 	uint8_t outer6_src[16];
 	uint8_t outer6_dst[16];
-	/* RFC 3948 UDP encapsulation (esp_udp.c): ports, udp_dport 0 for plain
-	 * ESP. Cold: NAT-T SAs pay a second cache line per packet. */
+	/* RFC 3948 UDP encapsulation (esp_udp.c), if udp_encap: the ports.
+	 * Cold: NAT-T SAs pay a second cache line per packet. */
 	uint16_t udp_sport, udp_dport;
 } __attribute__((aligned(64)));
 

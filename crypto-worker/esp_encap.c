@@ -228,7 +228,7 @@ static int encap_finish(struct esp_sa *sa, struct esp_buf *b, const struct encap
 
 		memmove(icv, icv + extra, sa->icv_len);
 	}
-	if (sa->udp_dport != 0 && esp_udp_encap(sa, b) < 0) {
+	if (sa->udp_encap && esp_udp_encap(sa, b) < 0) {
 		reason = ESGW_DROP_TOO_BIG;
 		goto drop;
 	}

@@ -189,6 +189,7 @@ static void take_tunnel(struct esp_sa *sa, const struct esp_sa_params *p)
 	}
 	sa->udp_sport = p->udp_sport;
 	sa->udp_dport = p->udp_dport;
+	sa->udp_encap = p->udp_dport != 0;
 	sa->rt = p->rt;
 	sa->soft = p->soft;
 	sa->hard = p->hard;
