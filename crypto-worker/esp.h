@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <intel-ipsec-mb.h>
+#include <rte_prefetch.h>
 
 #include "drops.h"
 #include "esp_algorithms.h"
@@ -175,6 +176,49 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
 {
 	return sa->rt->ctr.packets >= sa->check_packets || sa->rt->ctr.bytes >= sa->check_bytes ||
 	       now >= sa->check_time;
+}
+
+/* Ask for the cache lines one packet of an SA reads, before the burst
+ * needs them: with thousands of SAs each packet's SA misses in every line.
+ * Into L2, not L1: a burst's SA lines alone would fill the 32 KiB L1 and
+ * push out the packets'. Two steps over a whole burst, so that the misses
+ * overlap: esp_sa_prefetch_hot needs only the addresses (rt, the runtime
+ * slot, is known from the packet's slot without reading sa): the hot line,
+ * the round keys (11 of 16 bytes for AES-128: 3 lines; AES-256 reads a
+ * fourth), and of the slot the line outbound packets use (sequence
+ * numbers) or inbound ones (expiry bits and the head of the window, whose
+ * 64-packet default fits in it) and the counters.
+ * esp_sa_prefetch_keys, once the hot line is there, the rest of the key
+ * schedule a short packet uses: for GCM the hash keys H^1..H^8, which
+ * intel-ipsec-mb's VAES code keeps at the end of gcm_key_data and its
+ * other code at the start; for CBC the IV key and the HMAC states. */
+#define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
+
+static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esgw_sa_runtime *rt,
+				       int inbound)
+{
+	ESP_PREFETCH_L2((const uint8_t *)rt + (inbound ? 64 : 0));
+	ESP_PREFETCH_L2(&rt->ctr);
+	ESP_PREFETCH_L2(sa);
+	for (unsigned int off = 0; off < 3 * 64; off += 64)
+		ESP_PREFETCH_L2((const uint8_t *)&sa->keys + off);
+}
+
+static inline void esp_sa_prefetch_keys(const struct esp_sa *sa)
+{
+	if (sa->cipher == ESP_CIPHER_AES_GCM) {
+		const uint8_t *h = (const uint8_t *)&sa->keys.gcm.key.ghash_keys;
+		const size_t len = sizeof(sa->keys.gcm.key.ghash_keys);
+
+		ESP_PREFETCH_L2(h);
+		ESP_PREFETCH_L2(h + len - 128);
+		ESP_PREFETCH_L2(h + len - 64);
+	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
+		for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
+			ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);
+		ESP_PREFETCH_L2(sa->ipad_hash);
+		ESP_PREFETCH_L2(sa->opad_hash);
+	}
 }
 
 /* Encapsulate n (any number) inner IPv4 packets, buf[i] with sa[i]. Returns

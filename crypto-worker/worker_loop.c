@@ -218,12 +218,45 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 		esgw_dp_wake(&w->dp, &w->dp.shared->db_router);
 }
 
+/* Whole-burst prefetch of what each packet's SA costs (esp.h): with
+ * thousands of SAs round-robin every one is a miss in each of its lines, so
+ * ask for them all before the first is needed, in three passes whose
+ * misses overlap: the SA pointers and standby marks by slot, then each SA's
+ * hot lines and runtime slot, then the rest of its key schedule. */
+static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
+{
+	struct esp_sa *sa[ESGW_BURST];
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t slot = esgw_meta(pkts[i])->sa_slot;
+
+		if (slot < ESGW_MAX_SA) {
+			rte_prefetch0(&w->sa[slot]);
+			rte_prefetch0(&w->parking[slot]);
+		}
+	}
+	for (unsigned int i = 0; i < n; i++) {
+		const struct esgw_meta *meta = esgw_meta(pkts[i]);
+		uint32_t slot = meta->sa_slot;
+
+		sa[i] = slot < ESGW_MAX_SA ? w->sa[slot] : NULL;
+		if (sa[i] != NULL)
+			esp_sa_prefetch_hot(sa[i], &w->dp.shared->sa[slot],
+					    meta->kind == ESGW_PKT_DECRYPT);
+	}
+	for (unsigned int i = 0; i < n; i++)
+		if (sa[i] != NULL)
+			esp_sa_prefetch_keys(sa[i]);
+}
+
 void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
 {
+
 	struct rte_mbuf *enc[ESGW_BURST], *dec[ESGW_BURST], *markers[ESGW_BURST];
 	struct esp_sa *enc_sa[ESGW_BURST], *dec_sa[ESGW_BURST];
 	uint16_t n_enc = 0, n_dec = 0, n_markers = 0;
 
+	prefetch_sas(w, pkts, n);
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct esgw_meta *meta = esgw_meta(m);
