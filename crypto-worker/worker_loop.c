@@ -221,8 +221,9 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 /* Whole-burst prefetch of what each packet's SA costs (esp.h): with
  * thousands of SAs round-robin every one is a miss in each of its lines, so
  * ask for them all before the first is needed, in three passes whose
- * misses overlap: the SA pointers and standby marks by slot, then each SA's
- * hot lines and runtime slot, then the rest of its key schedule. */
+ * misses overlap: the packet's first line and the SA pointers and standby
+ * marks by slot, then each SA's hot lines and runtime slot, then the rest of
+ * its key schedule. */
 static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
 {
 	struct esp_sa *sa[ESGW_BURST];
@@ -230,6 +231,9 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 	for (unsigned int i = 0; i < n; i++) {
 		uint32_t slot = esgw_meta(pkts[i])->sa_slot;
 
+		/* The packet's first line too: encrypt_burst reads its length
+		 * before crypto_burst's prefetch_heads. */
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 		if (slot < ESGW_MAX_SA) {
 			rte_prefetch0(&w->sa[slot]);
 			rte_prefetch0(&w->parking[slot]);
