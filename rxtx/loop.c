@@ -9,6 +9,7 @@
  * have been quiet for ~100 ms. */
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
+#include <rte_prefetch.h>
 
 #include "backpressure.h"
 #include "log.h"
@@ -57,6 +58,11 @@ static unsigned int rx_round(struct rxtx *rx)
 		rx->dp.cycles.driver_pending += now - called;
 		if (n == 0)
 			continue;
+		/* Metadata lines no one touched since the mbufs were last
+		 * freed: stores that miss one after another fill the store
+		 * buffer; asked for together, their misses overlap. */
+		for (uint16_t k = 0; k < n; k++)
+			rte_prefetch0_write(esgw_meta(pkts[k]));
 		for (uint16_t k = 0; k < n; k++) {
 			struct esgw_meta *meta = esgw_meta(pkts[k]);
 
@@ -105,6 +111,12 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 
 	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &rx->dp.shared->room_worker_out[w],
 			    &rx->dp.shared->db_worker[w]);
+	/* The worker wrote them on another core: ask for every metadata line
+	 * (out_port) and mbuf header (the PMD's) at once, not miss by miss. */
+	for (unsigned int k = 0; k < n; k++) {
+		rte_prefetch0(esgw_meta(pkts[k]));
+		rte_prefetch0(pkts[k]);
+	}
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
 
