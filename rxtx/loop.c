@@ -100,6 +100,20 @@ static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, ui
 	rx->tx_packets += sent;
 }
 
+/* A burst from a crypto worker's ring. The worker wrote the frames on
+ * another core: ask for every metadata line (out_port) and mbuf header (the
+ * PMD's) at once rather than miss on them one by one. */
+static unsigned int worker_ring_take(struct rte_ring *ring, struct rte_mbuf *pkts[ESGW_BURST])
+{
+	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
+
+	for (unsigned int k = 0; k < n; k++) {
+		rte_prefetch0(esgw_meta(pkts[k]));
+		rte_prefetch0(pkts[k]);
+	}
+	return n;
+}
+
 /* One burst from a crypto worker's ring: frames for any port, each sent out
  * of its meta->out_port, in ring order per port. */
 static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
@@ -107,16 +121,10 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 	struct rte_ring *ring = rx->worker_tx[w];
 	struct rte_mbuf *pkts[ESGW_BURST], *by_port[ESGW_MAX_PORTS][ESGW_BURST];
 	uint16_t count[ESGW_MAX_PORTS] = {0};
-	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
+	unsigned int n = worker_ring_take(ring, pkts);
 
 	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &rx->dp.shared->room_worker_out[w],
 			    &rx->dp.shared->db_worker[w]);
-	/* The worker wrote them on another core: ask for every metadata line
-	 * (out_port) and mbuf header (the PMD's) at once, not miss by miss. */
-	for (unsigned int k = 0; k < n; k++) {
-		rte_prefetch0(esgw_meta(pkts[k]));
-		rte_prefetch0(pkts[k]);
-	}
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
 
