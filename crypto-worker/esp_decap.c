@@ -65,8 +65,10 @@ static int decap_check(const struct esp_sa *sa, struct esp_buf *b, uint16_t *out
 	if (esp_len < ESP_HDR_LEN + (unsigned int)sa->iv_len + sa->icv_len)
 		return -1;
 	payload = esp_len - ESP_HDR_LEN - sa->iv_len - sa->icv_len;
-	/* Whole cipher blocks, and at least the 2-byte trailer (RFC 4303 2.4). */
-	if (payload < ESP_TRAILER_LEN || payload % sa->block_len != 0)
+	/* Whole cipher blocks, and at least the 2-byte trailer (RFC 4303 2.4).
+	 * Every block_len is a power of two (esp_algorithms.h): a mask, not
+	 * a division per packet. */
+	if (payload < ESP_TRAILER_LEN || (payload & (sa->block_len - 1u)) != 0)
 		return -1;
 	esp = (const struct rte_esp_hdr *)(ip + ihl);
 	if (rte_be_to_cpu_32(esp->spi) != sa->spi) {

@@ -31,8 +31,9 @@ uint32_t tunnel_inner_mtu(const struct router *r, const struct router_tunnel *t)
 	if (mtu < t->overhead_fixed + t->block_len)
 		return 0;
 	/* Padding rounds inner + trailer up to the block: the largest inner
-	 * packet is one whole number of blocks minus the trailer. */
-	room = (mtu - t->overhead_fixed) / t->block_len * t->block_len;
+	 * packet is one whole number of blocks minus the trailer. Blocks are
+	 * powers of two (esp_algorithms.h): a mask, not a division per packet. */
+	room = (mtu - t->overhead_fixed) & ~((uint32_t)t->block_len - 1u);
 	return room - ESP_TRAILER;
 }
 
