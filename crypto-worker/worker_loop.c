@@ -244,12 +244,14 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 		uint32_t slot = meta->sa_slot;
 
 		sa[i] = slot < ESGW_MAX_SA ? w->sa[slot] : NULL;
-		if (sa[i] != NULL)
-			esp_sa_prefetch_hot(sa[i], &w->dp.shared->sa[slot],
-					    meta->kind == ESGW_PKT_DECRYPT);
+		/* Once per run of packets of one SA (a burst of one tunnel
+		 * asks once). */
+		if (sa[i] == NULL || (i > 0 && sa[i] == sa[i - 1]))
+			continue;
+		esp_sa_prefetch_hot(sa[i], &w->dp.shared->sa[slot], meta->kind == ESGW_PKT_DECRYPT);
 	}
 	for (unsigned int i = 0; i < n; i++)
-		if (sa[i] != NULL)
+		if (sa[i] != NULL && (i == 0 || sa[i] != sa[i - 1]))
 			esp_sa_prefetch_keys(sa[i]);
 }
 
