@@ -257,7 +257,6 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 
 void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
 {
-
 	struct rte_mbuf *enc[ESGW_BURST], *dec[ESGW_BURST], *markers[ESGW_BURST];
 	struct esp_sa *enc_sa[ESGW_BURST], *dec_sa[ESGW_BURST];
 	uint16_t n_enc = 0, n_dec = 0, n_markers = 0;
