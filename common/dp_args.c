@@ -11,8 +11,8 @@
 #include "addr.h"
 #include "log.h"
 
-/* Worker N runs as lcore 10 + N (ctl/supervise.c). */
-_Static_assert(10 + ESGW_MAX_WORKERS <= RTE_MAX_LCORE, "worker lcore ids beyond RTE_MAX_LCORE");
+_Static_assert(ESGW_WORKER_LCORE(ESGW_MAX_WORKERS - 1) < RTE_MAX_LCORE,
+	       "worker lcore ids beyond RTE_MAX_LCORE");
 
 static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 {

@@ -81,7 +81,7 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	else if (strcmp(p->role, "router") == 0)
 		snprintf(lcores, 16, "2@%d", ctld.opt.router_cpu);
 	else
-		snprintf(lcores, 16, "%d@%d", 10 + p->worker,
+		snprintf(lcores, 16, "%d@%d", ESGW_WORKER_LCORE(p->worker),
 			 ctld.opt.worker_cpus[p->worker % ctld.opt.n_worker_cpus]);
 	argv[n++] = lcores;
 	argv[n++] = "--no-pci";
