@@ -50,6 +50,9 @@ struct esgw_dp {
 	/* SA runtime slots: rxtx's --max-sas (the shared table's size); a
 	 * secondary's from the shared table. Slots at or above it are refused. */
 	uint32_t max_sas;
+	/* Crypto workers with rings: rxtx's --max-workers; a secondary's from
+	 * the shared table. */
+	uint32_t max_workers;
 	uint64_t last_work;              /* TSC at the start of the last round with packets */
 	uint64_t recent_cycles;          /* ESGW_RECENT_US in TSC cycles */
 	/* private to the dp_*.c files */

@@ -6,23 +6,32 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <rte_config.h>
+
 #include "addr.h"
 #include "log.h"
+
+_Static_assert(ESGW_WORKER_LCORE(ESGW_MAX_WORKERS - 1) < RTE_MAX_LCORE,
+	       "worker lcore ids beyond RTE_MAX_LCORE");
 
 static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 {
 	fprintf(out,
 		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR] [--busy-poll] [--max-sas N]\n"
+		"       [--max-workers N]\n"
 		"  --rundir DIR  where the control socket is created (default %s)\n"
 		"  --busy-poll   never sleep when idle: poll at full speed (uses a whole CPU;\n"
 		"                for comparison with the adaptive default)\n"
 		"  --max-sas N   esgw-rxtx: SA runtime slots in the shared table, 1..%d\n"
-		"                (default %d, %zu bytes each)\n",
+		"                (default %d, %zu bytes each)\n"
+		"  --max-workers N  esgw-rxtx: crypto workers with rings, 1..%d (default %d)\n",
 		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT, ESGW_MAX_SA,
-		ESGW_MAX_SA, sizeof(struct esgw_sa_runtime));
+		ESGW_MAX_SA, sizeof(struct esgw_sa_runtime), ESGW_MAX_WORKERS,
+		ESGW_DEFAULT_MAX_WORKERS);
 	if (want_worker)
-		fprintf(out, "  --worker N    worker id, 0..%d: serves ring esgw.crypto.N\n",
-			ESGW_MAX_WORKERS - 1);
+		fprintf(out,
+			"  --worker N    worker id, below esgw-rxtx's --max-workers: serves ring "
+			"esgw.crypto.N\n");
 }
 
 int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worker)
@@ -32,6 +41,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 		{"worker", required_argument, NULL, 'w'},
 		{"busy-poll", no_argument, NULL, 'b'},
 		{"max-sas", required_argument, NULL, 'm'},
+		{"max-workers", required_argument, NULL, 'W'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -40,6 +50,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 
 	dp->worker = -1;
 	dp->max_sas = ESGW_MAX_SA;
+	dp->max_workers = ESGW_DEFAULT_MAX_WORKERS;
 	optind = 1; /* the EAL used getopt before us */
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
@@ -67,6 +78,14 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 			    dp->max_sas == 0) {
 				ESGW_ERR("--max-sas must be a number from 1 to %d, not '%s'",
 					 ESGW_MAX_SA, optarg);
+				return -1;
+			}
+			break;
+		case 'W':
+			if (esgw_parse_u32(optarg, ESGW_MAX_WORKERS, &dp->max_workers) < 0 ||
+			    dp->max_workers == 0) {
+				ESGW_ERR("--max-workers must be a number from 1 to %d, not '%s'",
+					 ESGW_MAX_WORKERS, optarg);
 				return -1;
 			}
 			break;

@@ -5,7 +5,15 @@
 #define ESGW_LIMITS_H
 
 #define ESGW_MAX_PORTS 8
-#define ESGW_MAX_WORKERS 8
+/* Crypto workers: esgw-ctld --max-workers N (default the larger of
+ * ESGW_DEFAULT_MAX_WORKERS and the CPUs online) sizes the rings and doorbells
+ * esgw-rxtx creates; ESGW_MAX_WORKERS bounds N. Worker N runs as DPDK lcore
+ * ESGW_WORKER_LCORE(N), so the bound keeps within DPDK's RTE_MAX_LCORE (128
+ * in Debian's build; asserted in common/dp_args.c). */
+#define ESGW_MAX_WORKERS 112
+#define ESGW_DEFAULT_MAX_WORKERS 64
+/* Fixed lcore ids, unique per mbuf pool: rxtx 1, the router 2, worker N: */
+#define ESGW_WORKER_LCORE(n) (10 + (n))
 /* SA runtime slots: the most esgw-ctld --max-sas (and esgw-rxtx's) allows, and
  * its default; the shared region holds --max-sas of them. */
 #define ESGW_MAX_SA 65536

@@ -160,25 +160,60 @@ _Static_assert(sizeof(struct esgw_sa_runtime) == 12 * RTE_CACHE_LINE_SIZE,
 #define ESGW_SA_HARD_EXPIRED 0x2  /* a hard lifetime was reached: the SA stopped */
 #define ESGW_SA_SEQ_EXHAUSTED 0x4 /* outbound seq at 2^32 - 1 without ESN: stopped sending */
 
+/* Crypto worker N's doorbell and backpressure flags (backpressure.h): the
+ * router waits for room in crypto.N, worker N in its dec.N and wtx.N. */
+struct esgw_worker_shm {
+	struct esgw_doorbell db;
+	struct esgw_room room_crypto;
+	struct esgw_room room_worker_out;
+};
+
 struct esgw_shared {
 	uint32_t magic;
 	uint32_t nb_ports;
 	struct esgw_doorbell db_rxtx;
 	struct esgw_doorbell db_router;
-	struct esgw_doorbell db_worker[ESGW_MAX_WORKERS];
-	/* Backpressure (backpressure.h): rxtx waits for room in router_in, the
-	 * router in crypto.N, worker N in its dec.N and wtx.N. */
+	/* Backpressure: rxtx waits for room in router_in. */
 	struct esgw_room room_router_in;
-	struct esgw_room room_crypto[ESGW_MAX_WORKERS];
-	struct esgw_room room_worker_out[ESGW_MAX_WORKERS];
-	uint32_t max_sas; /* slots in sa[]: esgw-rxtx --max-sas, at most ESGW_MAX_SA */
+	uint32_t max_sas;     /* slots in sa[]: esgw-rxtx --max-sas, at most ESGW_MAX_SA */
+	uint32_t max_workers; /* esgw-rxtx --max-workers: rings and worker[] entries */
+	/* 1 + the highest worker id that ever attached (esgw_worker_started):
+	 * rxtx polls the output rings of workers below it only. */
+	uint32_t workers_started;
 	struct esgw_sa_runtime sa[];
+	/* then max_workers struct esgw_worker_shm: esgw_shm_worker() */
 };
 
-/* Bytes of the shared table with max_sas SA runtime slots. */
-static inline size_t esgw_shared_size(uint32_t max_sas)
+/* Bytes of the shared table with max_sas SA runtime slots and max_workers
+ * workers' doorbells. */
+static inline size_t esgw_shared_size(uint32_t max_sas, uint32_t max_workers)
 {
-	return sizeof(struct esgw_shared) + (size_t)max_sas * sizeof(struct esgw_sa_runtime);
+	return sizeof(struct esgw_shared) + (size_t)max_sas * sizeof(struct esgw_sa_runtime) +
+	       (size_t)max_workers * sizeof(struct esgw_worker_shm);
+}
+
+/* Worker w's doorbell and room flags; w < s->max_workers. */
+static inline struct esgw_worker_shm *esgw_shm_worker(struct esgw_shared *s, uint32_t w)
+{
+	return (struct esgw_worker_shm *)&s->sa[s->max_sas] + w;
+}
+
+/* A crypto worker announces itself before its first enqueue. */
+static inline void esgw_worker_started(struct esgw_shared *s, uint32_t w)
+{
+	uint32_t seen = __atomic_load_n(&s->workers_started, __ATOMIC_RELAXED);
+
+	while (seen < w + 1 && !__atomic_compare_exchange_n(&s->workers_started, &seen, w + 1, 0,
+							    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+/* Workers whose output rings rxtx polls: those started since rxtx began. */
+static inline uint32_t esgw_workers_polled(const struct esgw_shared *s)
+{
+	uint32_t n = __atomic_load_n(&s->workers_started, __ATOMIC_ACQUIRE);
+
+	return n < s->max_workers ? n : s->max_workers;
 }
 
 #define ESGW_SHARED_MAGIC 0x65736777u /* "esgw" */

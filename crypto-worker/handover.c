@@ -57,7 +57,7 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 	rte_pktmbuf_free(m);
 	/* A marker of an SA we do not hold was queued for an instance of this
 	 * worker that died: its SA was given to the new owner directly. */
-	if (sa == NULL || to >= ESGW_MAX_WORKERS || to == w->id)
+	if (sa == NULL || to >= w->dp.max_workers || to == w->id)
 		return;
 	rt = sa->rt;
 	rt->handovers++;
@@ -70,7 +70,7 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 	crypto_worker_sa_built_free(w, slot);
 	w->sa[slot] = NULL;
 	w->sa_id[slot] = 0;
-	esgw_doorbell_ring(&w->dp.shared->db_worker[to]);
+	esgw_doorbell_ring(&esgw_shm_worker(w->dp.shared, to)->db);
 	ESGW_INFO("SA slot %u handed over to worker %u", slot, to);
 }
 

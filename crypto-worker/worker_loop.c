@@ -23,11 +23,16 @@ int crypto_worker_rings_attach(struct crypto_worker *w)
 {
 	char name[RTE_RING_NAMESIZE];
 
+	if (w->id >= w->dp.max_workers) {
+		ESGW_ERR("worker %u: esgw-rxtx made rings for workers 0..%u only (its --max-workers, "
+			 "esgw-ctld's --max-workers)",
+			 w->id, w->dp.max_workers - 1);
+		return -1;
+	}
 	snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w->id);
 	w->ring_in = rte_ring_lookup(name);
 	if (w->ring_in == NULL) {
-		ESGW_ERR("ring %s not found: does esgw-rxtx create %d worker rings?", name,
-			 ESGW_MAX_WORKERS);
+		ESGW_ERR("ring %s not found", name);
 		return -1;
 	}
 	/* Our own output rings: one producer each (shm.h). A predecessor killed
@@ -42,6 +47,7 @@ int crypto_worker_rings_attach(struct crypto_worker *w)
 	}
 	esgw_ring_producer_recover(w->ring_dec);
 	esgw_ring_producer_recover(w->ring_wtx);
+	esgw_worker_started(w->dp.shared, w->id); /* rxtx polls wtx.N from now on */
 	return 0;
 }
 
@@ -320,7 +326,7 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
  * the input ring waits, and the router, once it is full, holds router_in. */
 static int outputs_have_room(struct crypto_worker *w)
 {
-	struct esgw_room *room = &w->dp.shared->room_worker_out[w->id];
+	struct esgw_room *room = &esgw_shm_worker(w->dp.shared, w->id)->room_worker_out;
 
 	return esgw_ring_has_room(w->ring_wtx, ESGW_RING_HIGH, room) &&
 	       esgw_ring_has_room(w->ring_dec, ESGW_RING_HIGH, room);
@@ -339,7 +345,7 @@ static unsigned int process_burst(struct crypto_worker *w)
 	if (unlikely(!outputs_have_room(w)))
 		return 0;
 	n = rte_ring_dequeue_burst(w->ring_in, (void **)pkts, ESGW_BURST, NULL);
-	esgw_ring_room_made(&w->dp, w->ring_in, ESGW_RING_LOW, &w->dp.shared->room_crypto[w->id],
+	esgw_ring_room_made(&w->dp, w->ring_in, ESGW_RING_LOW, &esgw_shm_worker(w->dp.shared, w->id)->room_crypto,
 			    &w->dp.shared->db_router);
 	/* The router wrote these mbufs on another core: fetch the header line
 	 * and the metadata line of all of them at once rather than one miss
@@ -386,6 +392,6 @@ void crypto_worker_run(struct crypto_worker *w)
 			rte_pause();
 			continue;
 		}
-		esgw_dp_idle(&w->dp, &w->dp.shared->db_worker[w->id], IDLE_TIMEOUT_US, has_work, w);
+		esgw_dp_idle(&w->dp, &esgw_shm_worker(w->dp.shared, w->id)->db, IDLE_TIMEOUT_US, has_work, w);
 	}
 }

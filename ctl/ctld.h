@@ -64,6 +64,9 @@ struct ctld_options {
 	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
 	uint32_t max_sas;    /* --max-sas: SA runtime slots handed out, <= ESGW_MAX_SA */
 	int workers;         /* -1: from the saved config, else 1 */
+	/* --max-workers: crypto workers esgw-rxtx makes rings for, so the most
+	 * `workers set` accepts; <= ESGW_MAX_WORKERS */
+	uint32_t max_workers;
 	/* CPUs of the dataplane (standalone): crypto worker N runs on
 	 * worker_cpus[N % n_worker_cpus], a pure function of N because workers
 	 * come and go at run time (`esgwctl workers set`). */

@@ -26,6 +26,11 @@ static void apply_worker_count(void)
 
 	if (ctld.opt.workers > 0)
 		c->workers = (uint32_t)ctld.opt.workers;
+	if (c->workers > ctld.opt.max_workers) {
+		ESGW_WARN("%u workers saved, --max-workers is %u: running %u", c->workers,
+			  ctld.opt.max_workers, ctld.opt.max_workers);
+		c->workers = ctld.opt.max_workers;
+	}
 	for (size_t i = 0; i < c->n_sas; i++) {
 		if (c->sas[i]->worker < 0 || c->sas[i]->worker >= (int32_t)c->workers) {
 			c->sas[i]->worker = -1;

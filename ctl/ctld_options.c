@@ -25,6 +25,7 @@ static void usage(FILE *out)
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
 		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
 		"                 [--seq-reserve N] [--idle-timeout SECONDS] [--max-sas N]\n"
+		"                 [--max-workers N]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -41,9 +42,11 @@ static void usage(FILE *out)
 		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
 		"--idle-timeout SECONDS: close a control client that sends no request for this\n"
 		"  long (default %d; event subscribers excepted)\n"
-		"--max-sas N: SAs the gateway holds (two per tunnel), 1..%d (default %d)\n",
+		"--max-sas N: SAs the gateway holds (two per tunnel), 1..%d (default %d)\n"
+		"--max-workers N: the most crypto workers `workers set` accepts, 1..%d\n"
+		"  (default %d or the CPUs online if more; rings and doorbells for N)\n",
 		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT, ESGW_MAX_SA,
-		ESGW_MAX_SA);
+		ESGW_MAX_SA, ESGW_MAX_WORKERS, ESGW_DEFAULT_MAX_WORKERS);
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -145,6 +148,7 @@ static const struct option longopts[] = {
 	{"seq-reserve", required_argument, NULL, 'Q'},
 	{"idle-timeout", required_argument, NULL, 'I'},
 	{"max-sas", required_argument, NULL, 'M'},
+	{"max-workers", required_argument, NULL, 'K'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
@@ -182,28 +186,28 @@ static uint64_t parse_seq_reserve(const char *text)
 	return v;
 }
 
-static uint32_t parse_max_sas(const char *text)
+/* A number 1..max for option (exit 2 otherwise). */
+static uint32_t parse_count(const char *option, const char *text, long max)
 {
 	char *end;
 	long v = strtol(text, &end, 10);
 
-	if (text[0] == '\0' || *end != '\0' || v < 1 || v > ESGW_MAX_SA) {
-		fprintf(stderr, "esgw-ctld: --max-sas must be 1..%d\n", ESGW_MAX_SA);
+	if (text[0] == '\0' || *end != '\0' || v < 1 || v > max) {
+		fprintf(stderr, "esgw-ctld: %s must be 1..%ld\n", option, max);
 		exit(2);
 	}
 	return (uint32_t)v;
 }
 
-static int parse_workers(const char *text)
+/* --max-workers' default: ESGW_DEFAULT_MAX_WORKERS, or the CPUs online if
+ * more (a worker per CPU), within ESGW_MAX_WORKERS. */
+static uint32_t default_max_workers(void)
 {
-	char *end;
-	int v = (int)strtol(text, &end, 10);
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 
-	if (*end != '\0' || v < 1 || v > ESGW_MAX_WORKERS) {
-		fprintf(stderr, "esgw-ctld: --workers must be 1..%d\n", ESGW_MAX_WORKERS);
-		exit(2);
-	}
-	return v;
+	if (cpus < ESGW_DEFAULT_MAX_WORKERS)
+		return ESGW_DEFAULT_MAX_WORKERS;
+	return cpus > ESGW_MAX_WORKERS ? ESGW_MAX_WORKERS : (uint32_t)cpus;
 }
 
 /* One option (getopt_long's c) into ctld.opt, or into cpu. */
@@ -250,10 +254,13 @@ static void option_set(int c, const char *arg, struct cpu_texts *cpu)
 		ctld.opt.seq_reserve = parse_seq_reserve(arg);
 		break;
 	case 'M':
-		ctld.opt.max_sas = parse_max_sas(arg);
+		ctld.opt.max_sas = parse_count("--max-sas", arg, ESGW_MAX_SA);
+		break;
+	case 'K':
+		ctld.opt.max_workers = parse_count("--max-workers", arg, ESGW_MAX_WORKERS);
 		break;
 	case 'w':
-		ctld.opt.workers = parse_workers(arg);
+		ctld.opt.workers = (int)parse_count("--workers", arg, ESGW_MAX_WORKERS);
 		break;
 	case 'h':
 		usage(stdout);
@@ -278,6 +285,11 @@ static void options_check(int argc, char **argv, const struct cpu_texts *cpu)
 		exit(2);
 	}
 	parse_placement(cpu->rxtx, cpu->router, cpu->workers);
+	if (ctld.opt.workers > (int)ctld.opt.max_workers) {
+		fprintf(stderr, "esgw-ctld: --workers %d is above --max-workers %u\n",
+			ctld.opt.workers, ctld.opt.max_workers);
+		exit(2);
+	}
 	if (ctld.opt.busy_poll && !ctld.opt.standalone) {
 		fprintf(stderr, "esgw-ctld: --busy-poll applies to --standalone only\n");
 		exit(2);
@@ -313,6 +325,7 @@ void ctld_options_parse(int argc, char **argv)
 		.seq_reserve = SEQ_RESERVE_DEFAULT,
 		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
 		.max_sas = ESGW_MAX_SA,
+		.max_workers = default_max_workers(),
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		option_set(c, optarg, &cpu);

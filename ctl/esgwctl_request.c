@@ -463,9 +463,10 @@ static void workers_cmd(struct words *w, Esgw__Request *req)
 		usage_error("workers: unknown operation '%s' (set N)", verb);
 	w->command = "workers set";
 	esgw__workers_set__init(ws);
-	ws->count = number_word(w, "number of workers", ESGW_MAX_WORKERS);
+	/* The limit is esgw-ctld's --max-workers: it says so. */
+	ws->count = number_word(w, "number of workers", UINT32_MAX);
 	if (ws->count < 1)
-		usage_error("workers set: N must be 1..%d", ESGW_MAX_WORKERS);
+		usage_error("workers set: N must be at least 1");
 	expect_end(w);
 	req->body_case = ESGW__REQUEST__BODY_WORKERS_SET;
 	req->workers_set = ws;

@@ -81,7 +81,7 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	else if (strcmp(p->role, "router") == 0)
 		snprintf(lcores, 16, "2@%d", ctld.opt.router_cpu);
 	else
-		snprintf(lcores, 16, "%d@%d", 10 + p->worker,
+		snprintf(lcores, 16, "%d@%d", ESGW_WORKER_LCORE(p->worker),
 			 ctld.opt.worker_cpus[p->worker % ctld.opt.n_worker_cpus]);
 	argv[n++] = lcores;
 	argv[n++] = "--no-pci";
@@ -98,12 +98,15 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	argv[n++] = (char *)ctld.opt.rundir;
 	if (ctld.opt.busy_poll)
 		argv[n++] = "--busy-poll";
-	if (strcmp(p->role, "rxtx") == 0) { /* the shared table's size */
-		static char max_sas[16];
+	if (strcmp(p->role, "rxtx") == 0) { /* the shared table's size, the rings */
+		static char max_sas[16], max_workers[16];
 
 		snprintf(max_sas, sizeof(max_sas), "%u", ctld.opt.max_sas);
 		argv[n++] = "--max-sas";
 		argv[n++] = max_sas;
+		snprintf(max_workers, sizeof(max_workers), "%u", ctld.opt.max_workers);
+		argv[n++] = "--max-workers";
+		argv[n++] = max_workers;
 	}
 	if (p->worker >= 0) {
 		snprintf(worker, 16, "%d", p->worker);

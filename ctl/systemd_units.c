@@ -67,7 +67,7 @@ static int unit_call(const char *method, const char *unit)
 #endif
 
 /* <rundir>/rxtx.env: ESGW_VDEVS="--vdev D1 --vdev D2" and ESGW_RXTX_ARGS=
- * "--max-sas N" (the shared table's size, esgw-ctld's --max-sas). Devargs
+ * "--max-sas N --max-workers M" (esgw-ctld's: the shared table, the rings). Devargs
  * never hold spaces or quotes (interface.c refuses them), so systemd's word
  * splitting of $ESGW_VDEVS gives rxtx exactly these arguments. Returns 1 if
  * the file changed, 0 if it already said this, -1 on error. */
@@ -80,12 +80,13 @@ static int rxtx_env_write(void)
 	for (size_t i = 0; i < ctld.config->n_interfaces && n < sizeof(text); i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s--vdev %s", i ? " " : "",
 				      ctld.config->interfaces[i]->devargs);
-	if (n + 40 >= sizeof(text)) {
+	if (n + 64 >= sizeof(text)) {
 		ESGW_ERR("rxtx.env: too many interfaces");
 		return -1;
 	}
-	snprintf(text + n, sizeof(text) - n, "\"\nESGW_RXTX_ARGS=\"--max-sas %u\"\n",
-		 ctld.opt.max_sas);
+	snprintf(text + n, sizeof(text) - n,
+		 "\"\nESGW_RXTX_ARGS=\"--max-sas %u --max-workers %u\"\n", ctld.opt.max_sas,
+		 ctld.opt.max_workers);
 	snprintf(path, sizeof(path), "%s/rxtx.env", ctld.opt.rundir);
 	f = fopen(path, "r");
 	if (f != NULL) {
@@ -105,17 +106,29 @@ static int rxtx_env_write(void)
 	return 1;
 }
 
+/* Start worker w's unit, its lcore id first in <rundir>/crypto-N.env
+ * (ESGW_CRYPTO_LCORE): the unit's own default, "1%i", holds for 0..9 only. */
+static void worker_start(uint32_t w)
+{
+	char path[4096], unit[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/crypto-%u.env", ctld.opt.rundir, w);
+	f = fopen(path, "w");
+	if (f == NULL || fprintf(f, "ESGW_CRYPTO_LCORE=%u\n", ESGW_WORKER_LCORE(w)) < 0 ||
+	    fclose(f) != 0)
+		ESGW_ERR("cannot write %s: %s", path, strerror(errno));
+	snprintf(unit, sizeof(unit), CRYPTO_UNIT_FMT, w);
+	unit_call("StartUnit", unit);
+}
+
 /* The secondaries of the configuration: the router and workers 0..N-1
  * (starting an active unit does nothing). */
 static void secondaries_start(void)
 {
-	char unit[64];
-
 	unit_call("StartUnit", ROUTER_UNIT);
-	for (uint32_t w = 0; w < ctld.config->workers; w++) {
-		snprintf(unit, sizeof(unit), CRYPTO_UNIT_FMT, w);
-		unit_call("StartUnit", unit);
-	}
+	for (uint32_t w = 0; w < ctld.config->workers; w++)
+		worker_start(w);
 }
 
 void units_start(void)
@@ -153,10 +166,8 @@ void units_workers_changed(uint32_t from_workers, uint32_t workers)
 	/* show stats and the pushes forget them (in standalone mode the
 	 * supervisor does that once it reaped them). */
 	dp_procs_shrink((int)workers);
-	for (uint32_t w = from_workers; w < workers; w++) {
-		snprintf(unit, sizeof(unit), CRYPTO_UNIT_FMT, w);
-		unit_call("StartUnit", unit);
-	}
+	for (uint32_t w = from_workers; w < workers; w++)
+		worker_start(w);
 }
 
 void units_rxtx_restarted(void)

@@ -40,7 +40,7 @@ int handover_from(const Esgw__Sa *sa)
 
 static struct dp_proc *worker_proc(int worker)
 {
-	char name[16];
+	char name[24]; /* "crypto-N", N < ESGW_MAX_WORKERS */
 
 	snprintf(name, sizeof(name), "crypto-%d", worker);
 	return dp_proc_by_name(name);
@@ -164,7 +164,7 @@ static void handover_wait(struct move *mv, size_t n)
 {
 	long timeout = HANDOVER_TIMEOUT_MS + (long)n / 4, waited = 0;
 
-	for (int from = 0; from < ESGW_MAX_WORKERS; from++) {
+	for (int from = 0; from < (int)ctld.opt.max_workers; from++) {
 		struct dp_proc *src = worker_proc(from);
 		pid_t pid = 0;
 		long held = 0;
@@ -183,10 +183,10 @@ static void handover_wait(struct move *mv, size_t n)
 	}
 }
 
-static void push_workers(uint64_t workers)
+static void push_workers(const bool *workers)
 {
-	for (int w = 0; w < ESGW_MAX_WORKERS; w++)
-		if (workers & (1ull << w))
+	for (int w = 0; w < (int)ctld.opt.max_workers; w++)
+		if (workers[w])
 			push_if_running(worker_proc(w));
 }
 
@@ -198,7 +198,8 @@ static void push_workers(uint64_t workers)
  * ("leaving") until the router's markers, which the router's switch sends. */
 static Esgw__Status move_sas(struct move *mv, size_t n, char *err, size_t errlen)
 {
-	uint64_t adopt_from = 0, to = 0, leaving = 0; /* workers, a bit each */
+	bool adopt_from[ESGW_MAX_WORKERS] = {0}, to[ESGW_MAX_WORKERS] = {0},
+	     leaving[ESGW_MAX_WORKERS] = {0};
 
 	for (size_t i = 0; i < n; i++) {
 		Esgw__Sa *sa = mv[i].sa;
@@ -223,9 +224,11 @@ static Esgw__Status move_sas(struct move *mv, size_t n, char *err, size_t errlen
 	/* Adopted ones: the old worker first. Then every new worker (standby
 	 * or adopt), the old workers of the hand-overs (leaving), the router. */
 	for (size_t i = 0; i < n; i++) {
-		adopt_from |= mv[i].wait ? 0 : 1ull << mv[i].from;
-		to |= 1ull << mv[i].to;
-		leaving |= mv[i].wait ? 1ull << mv[i].from : 0;
+		bool *from = mv[i].wait ? leaving : adopt_from;
+
+		if (mv[i].from >= 0 && mv[i].from < ESGW_MAX_WORKERS)
+			from[mv[i].from] = true;
+		to[mv[i].to] = true;
 	}
 	push_workers(adopt_from);
 	push_workers(to);
@@ -307,8 +310,11 @@ Esgw__Status workers_set_handle(const Esgw__Request *req, Esgw__Response *resp, 
 	uint32_t count = req->workers_set->count, before = ctld.config->workers;
 
 	(void)resp;
-	if (count < 1 || count > ESGW_MAX_WORKERS) {
-		snprintf(err, errlen, "workers must be 1..%d", ESGW_MAX_WORKERS);
+	if (count < 1 || count > ctld.opt.max_workers) {
+		snprintf(err, errlen,
+			 "workers must be 1..%u: the limit is esgw-ctld's --max-workers (%u; it "
+			 "raises it up to %d)",
+			 ctld.opt.max_workers, ctld.opt.max_workers, ESGW_MAX_WORKERS);
 		return ESGW__STATUS__STATUS_INVALID_ARGUMENT;
 	}
 	if (count == before)

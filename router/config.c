@@ -249,7 +249,7 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	}
 	lookup_free();
 	/* Worker rings exist from rxtx's start; look again for any missed. */
-	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++) {
+	for (uint32_t w = 0; w < r->dp.max_workers; w++) {
 		if (r->crypto_ring[w] != NULL)
 			continue;
 		snprintf(ring_name, sizeof(ring_name), ESGW_RING_CRYPTO_FMT, w);

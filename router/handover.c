@@ -51,7 +51,7 @@ static int marker_send(struct router *r, const struct router_handover *h)
 		rte_pktmbuf_free(m);
 		return -1;
 	}
-	esgw_doorbell_ring(&r->dp.shared->db_worker[h->from]);
+	esgw_doorbell_ring(&esgw_shm_worker(r->dp.shared, h->from)->db);
 	return 0;
 }
 

@@ -27,7 +27,7 @@ static int lookup_rings(struct router *r)
 		ESGW_ERR("ring %s not found", ESGW_RING_ROUTER_IN);
 		return -1;
 	}
-	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++) {
+	for (uint32_t w = 0; w < r->dp.max_workers; w++) {
 		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
 		r->crypto_ring[w] = rte_ring_lookup(name);
 		/* We are its one producer: drop a dead predecessor's half enqueue. */
@@ -41,6 +41,39 @@ static int lookup_rings(struct router *r)
 		}
 	}
 	return 0;
+}
+
+/* The workers to poll: 0..N-1 for the N workers configured (every worker
+ * with rings until the first push), then any above N that was polled before
+ * and still has decrypted packets for us (a worker being stopped: ctld moved
+ * its SAs away first, so once its ring is empty it adds nothing). The cost
+ * of a round follows the workers in use, not --max-workers. */
+static void router_workers_update(struct router *r)
+{
+	uint32_t count = r->tables->workers ? r->tables->workers : r->dp.max_workers;
+	uint32_t n = 0;
+
+	if (count > r->dp.max_workers)
+		count = r->dp.max_workers;
+	if (count != r->active_for) {
+		uint16_t above[ESGW_MAX_WORKERS];
+		uint32_t nb_above = 0;
+
+		for (uint32_t i = 0; i < r->nb_active; i++)
+			if (r->active[i] >= count)
+				above[nb_above++] = r->active[i];
+		for (uint32_t w = 0; w < count; w++)
+			r->active[n++] = (uint16_t)w;
+		memcpy(&r->active[n], above, nb_above * sizeof(above[0]));
+		r->nb_active = n + nb_above;
+		r->active_for = count;
+	}
+	/* Those above count: gone from the list once drained. */
+	for (uint32_t i = count; i < r->nb_active;)
+		if (rte_ring_count(r->decrypted_ring[r->active[i]]) == 0)
+			r->active[i] = r->active[--r->nb_active];
+		else
+			i++;
 }
 
 /* Packets ahead of the one being routed whose headers are prefetched. */
@@ -81,15 +114,15 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 #define ROUTER_STALL_MS 10
 static int crypto_rings_have_room(struct router *r, uint64_t now)
 {
-	uint32_t workers = r->tables->workers ? r->tables->workers : ESGW_MAX_WORKERS;
-
-	for (uint32_t w = 0; w < workers && w < ESGW_MAX_WORKERS; w++) {
+	/* Workers above the configured count are not fed: only 0..count-1. */
+	for (uint32_t i = 0; i < r->nb_active && i < r->active_for; i++) {
+		uint32_t w = r->active[i];
 		struct rte_ring *ring = r->crypto_ring[w];
 		struct router_stall *st = &r->stall[w];
 		uint32_t tail;
 
 		if (ring == NULL ||
-		    esgw_ring_has_room(ring, ESGW_RING_HIGH, &r->dp.shared->room_crypto[w])) {
+		    esgw_ring_has_room(ring, ESGW_RING_HIGH, &esgw_shm_worker(r->dp.shared, w)->room_crypto)) {
 			st->since = 0;
 			continue;
 		}
@@ -114,19 +147,23 @@ static unsigned int router_poll(struct router *r)
 
 	r->now = rte_rdtsc();
 	r->fib_cache_valid = 0; /* tables may have changed since the last burst */
+	router_workers_update(r);
 	r->paused = !crypto_rings_have_room(r, r->now);
 	if (!r->paused) {
 		n = router_poll_ring(r, r->router_in);
 		esgw_ring_room_made(&r->dp, r->router_in, ESGW_RING_IN_LOW,
 				    &r->dp.shared->room_router_in, &r->dp.shared->db_rxtx);
 	}
-	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
+	for (uint32_t i = 0; i < r->nb_active; i++) {
+		uint32_t w = r->active[i];
+
 		if (rte_ring_count(r->decrypted_ring[w]) != 0) {
 			n += router_poll_ring(r, r->decrypted_ring[w]);
 			esgw_ring_room_made(&r->dp, r->decrypted_ring[w], ESGW_RING_LOW,
-					    &r->dp.shared->room_worker_out[w],
-					    &r->dp.shared->db_worker[w]);
+					    &esgw_shm_worker(r->dp.shared, w)->room_worker_out,
+					    &esgw_shm_worker(r->dp.shared, w)->db);
 		}
+	}
 	if (r->now >= r->next_timer) {
 		neighbor_timer(r, r->now);
 		reassembly_timer(r, r->now);
@@ -142,8 +179,8 @@ static int has_work(void *arg)
 
 	if (rte_ring_count(r->router_in) != 0 && crypto_rings_have_room(r, rte_rdtsc()))
 		return 1;
-	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
-		if (rte_ring_count(r->decrypted_ring[w]) != 0)
+	for (uint32_t i = 0; i < r->nb_active; i++)
+		if (rte_ring_count(r->decrypted_ring[r->active[i]]) != 0)
 			return 1;
 	return 0;
 }

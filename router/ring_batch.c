@@ -35,7 +35,7 @@ static void flush_tx(struct router *r, uint16_t port)
 static void flush_crypto(struct router *r, uint32_t worker)
 {
 	r->ctr.to_crypto += batch_enqueue(r, &r->crypto[worker], r->crypto_ring[worker],
-					  &r->dp.shared->db_worker[worker]);
+					  &esgw_shm_worker(r->dp.shared, worker)->db);
 }
 
 void router_send_tx(struct router *r, uint16_t port, struct rte_mbuf *frame)
@@ -49,19 +49,26 @@ void router_send_tx(struct router *r, uint16_t port, struct rte_mbuf *frame)
 	r->tx[port].pkts[r->tx[port].n++] = frame;
 }
 
+/* A worker is listed in crypto_queued while its batch holds packets: a full
+ * batch is flushed and at once holds this packet again. */
 void router_send_crypto(struct router *r, uint32_t worker, struct rte_mbuf *m)
 {
-	if (r->crypto[worker].n == ROUTER_BATCH)
+	struct ring_batch *b = &r->crypto[worker];
+
+	if (b->n == ROUTER_BATCH)
 		flush_crypto(r, worker);
-	r->crypto[worker].pkts[r->crypto[worker].n++] = m;
+	else if (b->n == 0)
+		r->crypto_queued[r->nb_crypto_queued++] = (uint16_t)worker;
+	b->pkts[b->n++] = m;
 }
 
 void router_flush(struct router *r)
 {
 	for (uint16_t p = 0; p < ESGW_MAX_PORTS; p++)
 		flush_tx(r, p);
-	for (uint32_t w = 0; w < ESGW_MAX_WORKERS; w++)
-		flush_crypto(r, w);
+	for (uint32_t i = 0; i < r->nb_crypto_queued; i++)
+		flush_crypto(r, r->crypto_queued[i]);
+	r->nb_crypto_queued = 0;
 	if (unlikely(r->nb_handovers != 0))
 		router_handover_retry(r);
 }

@@ -155,6 +155,15 @@ struct router {
 	struct neighbor_table *neigh; /* ARP and ND (neighbor.c) */
 	struct ring_batch tx[ESGW_MAX_PORTS];
 	struct ring_batch crypto[ESGW_MAX_WORKERS];
+	/* Workers whose crypto batch holds packets (ring_batch.c): the flush
+	 * visits these, not every worker. */
+	uint16_t crypto_queued[ESGW_MAX_WORKERS];
+	uint32_t nb_crypto_queued;
+	/* Workers whose decrypted ring the router polls (main.c): 0..N-1 for
+	 * the configured N, then those above it until their ring is empty. */
+	uint16_t active[ESGW_MAX_WORKERS];
+	uint32_t nb_active;
+	uint32_t active_for; /* the N the list was built for; 0: not yet */
 	/* Backpressure (main.c): router_in waits while a worker's ring is full;
 	 * since when that worker took nothing (TSC, 0: it did). */
 	struct router_stall {

@@ -10,7 +10,8 @@
  * Inbound, a decrypted packet must match, with source and destination
  * swapped, a protect policy of the SA it arrived on when its tunnel has any
  * (RFC 4301 5.2); otherwise a peer could inject any traffic through an SA
- * negotiated for a narrower selector. */
+ * negotiated for a narrower selector. Matching is spd_classify.c's first
+ * match, at a cost per packet that does not grow with the policies. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,6 +30,10 @@ void spd_free(struct spd_table *spd)
 {
 	if (spd == NULL)
 		return;
+	spd_classify_free(spd->classify);
+	for (uint32_t i = 0; i < spd->nb_inbound_classify; i++)
+		spd_classify_free(spd->inbound_classify[i]);
+	free(spd->inbound_classify);
 	free(spd->policies);
 	free(spd->names);
 	free(spd->index);
@@ -142,12 +147,50 @@ static int lists_sa(const Esgw__DpPolicy *pc, uint32_t id)
 	return 0;
 }
 
+/* A classifier of the selectors of policies[index[0 .. n)]. */
+static struct spd_classify *classify_of(const struct spd_table *spd, const uint32_t *index,
+					uint32_t n)
+{
+	const struct esgw_selector **sels = calloc(n + 1, sizeof(*sels));
+	struct spd_classify *c;
+
+	if (sels == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < n; i++)
+		sels[i] = &spd->policies[index != NULL ? index[i] : i].sel;
+	c = spd_classify_build(sels, n);
+	free(sels);
+	return c;
+}
+
+/* Inbound SAs whose list is too long to scan get a classifier of it. */
+static int build_inbound_classify(struct spd_table *spd, uint32_t nb_long)
+{
+	spd->inbound_classify = calloc(nb_long + 1, sizeof(*spd->inbound_classify));
+	if (spd->inbound_classify == NULL)
+		return -1;
+	for (uint32_t slot = 0; slot < ESGW_MAX_SA && spd->nb_inbound_classify < nb_long; slot++) {
+		struct spd_inbound *in = &spd->in[slot];
+		struct spd_classify *c;
+
+		if (!in->checked || in->count <= SPD_INBOUND_SCAN_MAX)
+			continue;
+		c = classify_of(spd, spd->index + in->first, in->count);
+		if (c == NULL)
+			return -1;
+		spd->inbound_classify[spd->nb_inbound_classify++] = c;
+		in->classify = spd->nb_inbound_classify;
+	}
+	return 0;
+}
+
 /* For every inbound SA of a tunnel with protect policies, the list of those
  * its decrypted packets must match. */
 static int build_inbound(struct spd_table *spd, const struct ranked *rk, const Esgw__DpConfig *cfg,
 			 char *err, size_t errlen)
 {
 	size_t cap = 0, used = 0;
+	uint32_t nb_long = 0;
 
 	for (size_t ti = 0; ti < cfg->n_tunnels; ti++) {
 		const Esgw__DpTunnel *tc = cfg->tunnels[ti];
@@ -184,8 +227,11 @@ static int build_inbound(struct spd_table *spd, const struct ranked *rk, const E
 				spd->index[used++] = k;
 			}
 			in->count = (uint32_t)used - in->first;
+			nb_long += in->count > SPD_INBOUND_SCAN_MAX;
 		}
 	}
+	if (nb_long != 0 && build_inbound_classify(spd, nb_long) < 0)
+		FAIL("out of memory");
 	return 0;
 fail:
 	return -1;
@@ -224,6 +270,9 @@ int spd_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, siz
 				  "dropped",
 				  rk[i].config->name, rk[i].config->sa_out, rk[i].config->tunnel);
 	}
+	spd->classify = classify_of(spd, NULL, spd->nb_policies);
+	if (spd->classify == NULL)
+		FAIL("out of memory");
 	if (build_inbound(spd, rk, cfg, err, errlen) < 0)
 		goto fail;
 	free(rk);
@@ -249,34 +298,33 @@ int spd_output(struct router *r, struct rte_mbuf *m)
 {
 	struct spd_table *spd = r->tables->spd;
 	struct esgw_flow flow;
+	struct spd_policy *p;
+	int32_t first;
 
 	if (spd == NULL)
 		return 0;
 	if (packet_flow(r, m, &flow) < 0)
 		return 1;
-	for (uint32_t i = 0; i < spd->nb_policies; i++) {
-		struct spd_policy *p = &spd->policies[i];
-
-		if (!esgw_selector_match(&p->sel, &flow))
-			continue;
-		switch (p->action) {
-		case SPD_BYPASS:
-			return 0;
-		case SPD_DISCARD:
-			router_drop(r, m, ESGW_DROP_POLICY_DISCARD);
-			return 1;
-		default:
-			if (!p->usable) {
-				p->no_sa++; /* ctld asks an IKE daemon for the SA (acquire) */
-				router_drop(r, m, ESGW_DROP_POLICY_NO_SA);
-			} else {
-				dispatch_encrypt(r, m, &r->tables->tunnels[p->tunnel], p->sa_slot,
-						 p->worker);
-			}
-			return 1;
+	first = spd_classify_first(spd->classify, &flow);
+	if (first < 0)
+		return 0;
+	p = &spd->policies[first];
+	switch (p->action) {
+	case SPD_BYPASS:
+		return 0;
+	case SPD_DISCARD:
+		router_drop(r, m, ESGW_DROP_POLICY_DISCARD);
+		return 1;
+	default:
+		if (!p->usable) {
+			p->no_sa++; /* ctld asks an IKE daemon for the SA (acquire) */
+			router_drop(r, m, ESGW_DROP_POLICY_NO_SA);
+		} else {
+			dispatch_encrypt(r, m, &r->tables->tunnels[p->tunnel], p->sa_slot,
+					 p->worker);
 		}
+		return 1;
 	}
-	return 0;
 }
 
 int spd_inbound_check(struct router *r, struct rte_mbuf *m)
@@ -292,7 +340,10 @@ int spd_inbound_check(struct router *r, struct rte_mbuf *m)
 	/* Not IPv4 or truncated: no IPv4 selector can vouch for it. */
 	if (esgw_flow_from_ipv4(rte_pktmbuf_mtod(m, const uint8_t *), rte_pktmbuf_data_len(m),
 				&flow) == 0) {
-		for (uint32_t k = in->first; k < in->first + in->count; k++)
+		if (in->classify != 0 &&
+		    spd_classify_first_reverse(spd->inbound_classify[in->classify - 1], &flow) >= 0)
+			return 0;
+		for (uint32_t k = in->first; in->classify == 0 && k < in->first + in->count; k++)
 			if (esgw_selector_match_reverse(&spd->policies[spd->index[k]].sel, &flow))
 				return 0;
 	}
@@ -308,24 +359,22 @@ int spd_inbound_checked(const struct router_tables *t, uint32_t slot)
 int spd_cleartext_check(struct router *r, struct rte_mbuf *m)
 {
 	const struct spd_table *spd = r->tables->spd;
+	const struct spd_policy *p;
 	struct esgw_flow flow;
+	int32_t first;
 
 	if (spd == NULL)
 		return 0;
 	if (packet_flow(r, m, &flow) < 0)
 		return -1;
 	/* The inbound half of each policy, in the same order as outbound. */
-	for (uint32_t i = 0; i < spd->nb_policies; i++) {
-		const struct spd_policy *p = &spd->policies[i];
-
-		if (!esgw_selector_match_reverse(&p->sel, &flow))
-			continue;
-		if (p->action == SPD_BYPASS)
-			return 0;
-		router_drop(r, m,
-			    p->action == SPD_DISCARD ? ESGW_DROP_POLICY_DISCARD
-						     : ESGW_DROP_POLICY_CLEARTEXT);
-		return -1;
-	}
-	return 0;
+	first = spd_classify_first_reverse(spd->classify, &flow);
+	if (first < 0)
+		return 0;
+	p = &spd->policies[first];
+	if (p->action == SPD_BYPASS)
+		return 0;
+	router_drop(r, m,
+		    p->action == SPD_DISCARD ? ESGW_DROP_POLICY_DISCARD : ESGW_DROP_POLICY_CLEARTEXT);
+	return -1;
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The router's security policy database (RFC 4301 SPD) beside the
- * route-based tunnels: the policies of a configuration in evaluation order,
- * and per inbound SA the protect policies its decrypted packets must match.
- * Built with the other tables on every push, read-only afterwards. */
+ * route-based tunnels: the policies of a configuration in evaluation order
+ * with their classifier (spd_classify.h), and per inbound SA the protect
+ * policies its decrypted packets must match. Built with the other tables on
+ * every push, read-only afterwards. */
 #ifndef ESGW_ROUTER_SPD_H
 #define ESGW_ROUTER_SPD_H
 
@@ -10,6 +11,10 @@
 
 #include "esgw_limits.h"
 #include "selector.h"
+#include "spd_classify.h"
+
+/* An inbound SA's list longer than this gets a classifier of its own. */
+#define SPD_INBOUND_SCAN_MAX 8
 
 enum spd_action { SPD_PROTECT = 1, SPD_BYPASS = 2, SPD_DISCARD = 3 };
 
@@ -27,14 +32,18 @@ struct spd_policy {
 /* An inbound SA's check: policies[index[first .. first + count)]. */
 struct spd_inbound {
 	uint32_t first, count;
-	uint8_t checked; /* the SA's tunnel has protect policies */
+	uint32_t classify; /* count > SPD_INBOUND_SCAN_MAX: inbound_classify[classify - 1] */
+	uint8_t checked;   /* the SA's tunnel has protect policies */
 };
 
 struct spd_table {
 	struct spd_policy *policies; /* sorted: priority, then configuration order */
 	char (*names)[64];           /* of policies[i], for the no_sa counts in stats */
 	uint32_t nb_policies;
+	struct spd_classify *classify;      /* of policies[], in their order */
 	uint32_t *index;                    /* policy indices of the inbound checks */
+	struct spd_classify **inbound_classify; /* of the long inbound lists */
+	uint32_t nb_inbound_classify;
 	struct spd_inbound in[ESGW_MAX_SA]; /* by SA runtime slot */
 };
 

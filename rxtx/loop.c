@@ -123,8 +123,8 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 	uint16_t count[ESGW_MAX_PORTS] = {0};
 	unsigned int n = worker_ring_take(ring, pkts);
 
-	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &rx->dp.shared->room_worker_out[w],
-			    &rx->dp.shared->db_worker[w]);
+	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &esgw_shm_worker(rx->dp.shared, w)->room_worker_out,
+			    &esgw_shm_worker(rx->dp.shared, w)->db);
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
 
@@ -156,7 +156,7 @@ static unsigned int tx_round(struct rxtx *rx)
 		port_send(rx, port, pkts, (uint16_t)n);
 		total += n;
 	}
-	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
+	for (unsigned int w = 0; w < esgw_workers_polled(rx->dp.shared); w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			total += worker_tx_burst(rx, w);
 	return total;
@@ -176,7 +176,7 @@ static int tx_pending(void *arg)
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
 			return 1;
-	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++)
+	for (unsigned int w = 0; w < esgw_workers_polled(rx->dp.shared); w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			return 1;
 	return rx->punt != NULL && rte_ring_count(rx->punt) != 0;

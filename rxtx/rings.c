@@ -20,22 +20,24 @@ static struct rte_ring *ring_create(const char *name, unsigned int flags)
 	return r;
 }
 
-/* The shared table of doorbells and SA runtime state (--max-sas slots), zeroed. */
+/* The shared table of doorbells and SA runtime state (--max-sas slots,
+ * --max-workers doorbells), zeroed. */
 static int shared_table_create(struct rxtx *rx)
 {
-	size_t size = esgw_shared_size(rx->dp.max_sas);
+	size_t size = esgw_shared_size(rx->dp.max_sas, rx->dp.max_workers);
 	struct esgw_shared *shared;
 
 	rx->shared_mz = rte_memzone_reserve(ESGW_SHARED_NAME, size, (int)rte_socket_id(), 0);
 	if (rx->shared_mz == NULL) {
-		ESGW_ERR("memzone %s (%zu bytes for %u SAs): %s", ESGW_SHARED_NAME, size,
-			 rx->dp.max_sas, rte_strerror(rte_errno));
+		ESGW_ERR("memzone %s (%zu bytes for %u SAs, %u workers): %s", ESGW_SHARED_NAME,
+			 size, rx->dp.max_sas, rx->dp.max_workers, rte_strerror(rte_errno));
 		return -1;
 	}
 	shared = rx->shared_mz->addr;
 	memset(shared, 0, size);
 	shared->nb_ports = rx->nb_ports;
 	shared->max_sas = rx->dp.max_sas;
+	shared->max_workers = rx->dp.max_workers;
 	/* The magic last: a secondary that sees it sees an initialised table. */
 	rte_smp_wmb();
 	shared->magic = ESGW_SHARED_MAGIC;
@@ -52,8 +54,9 @@ static int rings_create(struct rxtx *rx)
 	rx->router_in = ring_create(ESGW_RING_ROUTER_IN, flags);
 	if (rx->router_in == NULL)
 		return -1;
-	/* Created for every possible worker so that scaling up needs no primary. */
-	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
+	/* Created for every worker up to --max-workers, so that scaling up
+	 * needs no new primary; none beyond, so hugepage memory stays bounded. */
+	for (unsigned int w = 0; w < rx->dp.max_workers; w++) {
 		snprintf(name, sizeof(name), ESGW_RING_CRYPTO_FMT, w);
 		rx->crypto[w] = ring_create(name, flags);
 		snprintf(name, sizeof(name), ESGW_RING_DECRYPTED_FMT, w);
@@ -105,7 +108,7 @@ void rxtx_shared_free(struct rxtx *rx)
 		rte_ring_free(rx->tx[p]);
 		rx->tx[p] = NULL;
 	}
-	for (unsigned int w = 0; w < ESGW_MAX_WORKERS; w++) {
+	for (unsigned int w = 0; w < rx->dp.max_workers; w++) {
 		rte_ring_free(rx->crypto[w]);
 		rte_ring_free(rx->decrypted[w]);
 		rte_ring_free(rx->worker_tx[w]);

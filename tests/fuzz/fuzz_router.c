@@ -453,11 +453,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	pthread_setaffinity_np(pthread_self(), sizeof(all), &all);
 	for (uint16_t p = 0; p < 2; p++)
 		require(rte_eth_dev_default_mac_addr_set(p, &mac[p]) == 0, "port MAC");
-	mz = rte_memzone_reserve(ESGW_SHARED_NAME, esgw_shared_size(FUZZ_MAX_SAS), SOCKET_ID_ANY,
-				 0);
+	mz = rte_memzone_reserve(ESGW_SHARED_NAME, esgw_shared_size(FUZZ_MAX_SAS, 1),
+				 SOCKET_ID_ANY, 0);
 	require(mz != NULL, "shared memzone");
-	memset(mz->addr, 0, esgw_shared_size(FUZZ_MAX_SAS));
+	memset(mz->addr, 0, esgw_shared_size(FUZZ_MAX_SAS, 1));
 	((struct esgw_shared *)mz->addr)->max_sas = FUZZ_MAX_SAS;
+	((struct esgw_shared *)mz->addr)->max_workers = 1;
 	((struct esgw_shared *)mz->addr)->magic = ESGW_SHARED_MAGIC;
 
 	tx_ring[0] = ring("esgw.tx.0");
@@ -470,6 +471,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	router.dp.pool = worker.dp.pool = pool_create();
 	router.dp.shared = worker.dp.shared = mz->addr;
 	router.dp.max_sas = worker.dp.max_sas = FUZZ_MAX_SAS;
+	router.dp.max_workers = worker.dp.max_workers = 1;
 	router.dp.role = "router";
 	router.hz = HZ;
 	router.now = CLOCK_START;

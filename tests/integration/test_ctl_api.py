@@ -1206,8 +1206,10 @@ def test_standalone_supervision_with_fake_processes(tmp_path, pb):
         rx_args = open(os.path.join(d.rundir, "rxtx.args")).read()
         assert rx_args == ("--file-prefix hbtest --proc-type primary --lcores 1@0 --no-pci "
                            "-m 256 --vdev net_af_packet0,iface=hb-wan,framecnt=4096 -- --rundir "
-                           + d.rundir + " --max-sas 65536")  # af_packet: a 4096-frame ring;
-        # --max-sas: the SA table's size, esgw-ctld's --max-sas (default 65,536)
+                           + d.rundir + " --max-sas 65536 --max-workers 64")
+        # af_packet: a 4096-frame ring; --max-sas: the SA table's size,
+        # esgw-ctld's --max-sas (default 65,536); --max-workers: the worker
+        # rings, esgw-ctld's --max-workers (default 64 on a machine of fewer CPUs)
         assert open(os.path.join(d.rundir, "router.args")).read() == (
             "--file-prefix hbtest --proc-type secondary --lcores 2@0 --no-pci -- --rundir "
             + d.rundir)
