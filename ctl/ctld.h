@@ -137,11 +137,47 @@ void array_remove(void *arr_ptr, size_t *n, size_t index);
 /* Replace a string field with a malloc'ed copy of s. */
 void str_set(char **field, const char *s);
 
+/* change.c: a change on ctld.config as a log of the whole objects it added
+ * and removed (routes, SAs, tunnels, neighbours): undone, its events found and
+ * its journal record written in proportion to it. Between change_begin and
+ * change_commit or change_abort, config_remove keeps what it removes. */
+enum config_kind { CONFIG_ROUTE, CONFIG_SA, CONFIG_TUNNEL, CONFIG_NEIGHBOR };
+void config_add(enum config_kind kind, void *item); /* appended; owned by ctld.config */
+void config_remove(enum config_kind kind, size_t index);
+void change_begin(void);
+/* Emits the change's events if told (events_config_diff on what it touched)
+ * and frees what it removed. */
+void change_commit(bool events);
+/* Puts back what it removed, frees what it added. */
+void change_abort(void);
+/* Entry i of the log (in order): the object and whether it was added. */
+size_t change_count(void);
+bool change_entry(size_t i, enum config_kind *kind, void **item, bool *added);
+
 /* config_store.c: persistence. mkdir -p of the directory holding path (of path
  * itself when it ends in a slash). */
 void make_parent_dirs(const char *path);
+/* The snapshot at path and the changes of its journal after it. */
 Esgw__Config *config_load(const char *path);
+/* A snapshot of c (and a new, empty journal after it). */
 int config_save(const Esgw__Config *c, const char *path, char *err, size_t errlen);
+/* Whole file into memory; NULL with errno set (ENOENT: no file). */
+uint8_t *config_read_file(const char *path, size_t *len);
+int config_fsync_dir_of(const char *path);
+
+/* config_journal.c: the changes since the snapshot, <path>.journal. */
+uint32_t config_crc32(const uint8_t *p, size_t len); /* IEEE, as zlib's */
+/* A new journal naming the snapshot just written (its bytes). */
+int config_journal_start(const char *config_path, const uint8_t *snapshot, size_t len);
+/* change.c's log appended and fsync'ed, or c saved whole (compacted) when
+ * the journal is past its bound or there is none. 0, or -1 (err set). */
+int config_journal_append(const Esgw__Config *c, const char *config_path, char *err,
+			  size_t errlen);
+/* The journal's changes after the snapshot (of that length and CRC) onto c:
+ * their count, 0 if none (or the journal follows another snapshot), -1 if a
+ * torn or corrupt record stopped it (logged; c holds the changes before). */
+int config_journal_replay(Esgw__Config *c, const char *config_path, size_t snapshot_len,
+			  uint32_t snapshot_crc);
 
 /* limits.c: refuses (INVALID_ARGUMENT, the limit in err) a configuration
  * the dataplane cannot hold or apply. */

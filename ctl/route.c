@@ -82,7 +82,7 @@ Esgw__Status route_add_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 	}
 	copy = msg_clone(r);
 	str_set(&copy->prefix, canon);
-	array_append(&ctld.config->routes, &ctld.config->n_routes, copy);
+	config_add(CONFIG_ROUTE, copy);
 	ESGW_INFO("route %s added", canon);
 	return OK;
 }
@@ -97,8 +97,7 @@ Esgw__Status route_del_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 		return INVALID;
 	for (size_t i = 0; i < ctld.config->n_routes; i++) {
 		if (strcmp(ctld.config->routes[i]->prefix, canon) == 0) {
-			esgw__route__free_unpacked(ctld.config->routes[i], NULL);
-			array_remove(&ctld.config->routes, &ctld.config->n_routes, i);
+			config_remove(CONFIG_ROUTE, i);
 			ESGW_INFO("route %s deleted", canon);
 			return OK;
 		}

@@ -111,7 +111,7 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	copy = sa_copy(sa, worker, slot, err, errlen);
 	if (copy == NULL)
 		return ESGW__STATUS__STATUS_INTERNAL;
-	array_append(&ctld.config->sas, &ctld.config->n_sas, copy);
+	config_add(CONFIG_SA, copy);
 	ESGW_INFO("SA %u added: spi 0x%08x, %s, worker %d, slot %d", copy->id, copy->spi,
 		  esgw_algorithm_name(copy->algorithm), worker, slot);
 	return OK;
@@ -132,8 +132,7 @@ Esgw__Status sa_del_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	}
 	for (size_t i = 0; i < ctld.config->n_sas; i++) {
 		if (ctld.config->sas[i]->id == id) {
-			sa_free(ctld.config->sas[i]);
-			array_remove(&ctld.config->sas, &ctld.config->n_sas, i);
+			config_remove(CONFIG_SA, i);
 			ESGW_INFO("SA %u deleted", id);
 			return OK;
 		}

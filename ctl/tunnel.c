@@ -83,7 +83,7 @@ Esgw__Status tunnel_add_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	status = check_sa_in(t, NULL, err, errlen);
 	if (status != OK)
 		return status;
-	array_append(&ctld.config->tunnels, &ctld.config->n_tunnels, msg_clone(t));
+	config_add(CONFIG_TUNNEL, msg_clone(t));
 	ESGW_INFO("tunnel %s added: %s -> %s, sa-out %u", t->name, t->local, t->remote, t->sa_out);
 	return OK;
 }
@@ -110,8 +110,7 @@ Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	}
 	for (size_t i = 0; i < ctld.config->n_tunnels; i++) {
 		if (strcmp(ctld.config->tunnels[i]->name, name) == 0) {
-			esgw__tunnel__free_unpacked(ctld.config->tunnels[i], NULL);
-			array_remove(&ctld.config->tunnels, &ctld.config->n_tunnels, i);
+			config_remove(CONFIG_TUNNEL, i);
 			ESGW_INFO("tunnel %s deleted", name);
 			return OK;
 		}

@@ -357,17 +357,24 @@ def test_persistence_across_kill9(ctld):
 
 
 def test_truncated_config_falls_back_to_prev(ctld):
+    """A snapshot that does not parse is kept as .bad and the one before it
+    (.prev) used; the journal, which follows the unusable snapshot, is not
+    replayed on .prev. A start compacts the journal into a new snapshot."""
     basic_config(ctld)
+    ctld.stop()
+    ctld.start()  # compacted: the snapshot is basic_config
     good = ctld.json("show", "config")
     ctld.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
             GCM_KEY + GCM_SALT)
+    ctld.stop()
+    ctld.start()  # compacted again: .prev is basic_config
     ctld.stop()
     data = open(ctld.config, "rb").read()
     for cut in (len(data) - 1, len(data) - 2, len(data) - 5, len(data) // 2, 0):
         with open(ctld.config, "wb") as f:
             f.write(data[:cut])
         ctld.start()
-        # .prev is the state before the last change
+        # .prev is the snapshot before the last compaction
         assert ctld.json("show", "config") == good, cut
         assert os.path.exists(ctld.config + ".bad")
         assert "unusable" in ctld.logtext()
@@ -385,12 +392,19 @@ def test_config_files_are_private_and_never_followed(ctld, tmp_path):
     basic_config(ctld)
     os.chmod(ctld.config, 0o644)  # e.g. copied in by hand
     target = tmp_path / "elsewhere"
-    os.symlink(str(target), ctld.config + ".tmp")
-    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")
+    for tmp in (".tmp", ".journal.tmp"):
+        os.symlink(str(target), ctld.config + tmp)
+    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")  # journaled
+    ctld.stop()
+    ctld.start()  # compacted: a new snapshot and journal, through .tmp files
+    ctld.ok("route", "add", "10.10.0.0/24", "via", "192.0.2.254")
     assert not target.exists(), "the save wrote through a symbolic link"
-    assert not os.path.islink(ctld.config + ".tmp")
-    for f in (ctld.config, ctld.config + ".prev"):
+    for tmp in (".tmp", ".journal.tmp"):
+        assert not os.path.islink(ctld.config + tmp)
+    for f in (ctld.config, ctld.config + ".prev", ctld.config + ".journal"):
         assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
+    ctld.stop()
+    ctld.start()  # compacted: .prev has the routes
     ctld.stop()
     os.chmod(ctld.config + ".prev", 0o644)
     with open(ctld.config, "r+b") as f:
@@ -515,8 +529,7 @@ def test_idle_does_not_spin(ctld):
 # ---------------------------------------------------------------- key input
 
 def saved_keys(d, pb, sa_id):
-    with open(d.config, "rb") as f:
-        sa = next(s for s in pb.Config.FromString(f.read()).sas if s.id == sa_id)
+    sa = next(s for s in h.saved_config(pb, d.config).sas if s.id == sa_id)
     return sa.crypto_key.hex(), sa.integ_key.hex(), sa.salt.hex()
 
 
@@ -1056,8 +1069,7 @@ def test_fake_worker_sequence_reservation(tmp_path, pb, dp):
     d = Ctld(tmp_path)
 
     def saved_floor():
-        with open(d.config, "rb") as f:
-            return {s.id: s.seq_out_floor for s in pb.Config.FromString(f.read()).sas}
+        return {s.id: s.seq_out_floor for s in h.saved_config(pb, d.config).sas}
 
     stats = dp.DpStats(role="crypto", worker=0, pid=4343,
                        sas=[dp.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])
