@@ -18,10 +18,15 @@ struct change_entry {
 	enum config_kind kind;
 	void *item;
 	size_t index; /* where it was removed from */
+	bool both;    /* added and removed again by the change: neither before nor after */
 };
 
+/* The open change, or the last one committed, which is kept (what it removed
+ * too) until the next begins: the dataplane gets it as a delta. */
 static struct {
 	bool open;
+	bool kept; /* the last committed change: entries [0, n) */
+	uint64_t base;
 	struct change_entry *e;
 	size_t n, cap;
 } change;
@@ -66,7 +71,7 @@ static void record(enum change_op op, enum config_kind kind, void *item, size_t 
 		change.e = e;
 		change.cap = cap;
 	}
-	change.e[change.n++] = (struct change_entry){op, kind, item, index};
+	change.e[change.n++] = (struct change_entry){op, kind, item, index, false};
 }
 
 void config_add(enum config_kind kind, void *item)
@@ -94,10 +99,19 @@ void config_remove(enum config_kind kind, size_t index)
 		item_free(kind, item);
 }
 
+static void removed_free(void)
+{
+	for (size_t i = 0; i < change.n; i++)
+		if (change.e[i].op == CHANGE_REMOVED)
+			item_free(change.e[i].kind, change.e[i].item);
+	change.n = 0;
+	change.kept = false;
+}
+
 void change_begin(void)
 {
+	removed_free(); /* of the change kept */
 	change.open = true;
-	change.n = 0;
 }
 
 static int entry_item_cmp(const void *a, const void *b)
@@ -147,6 +161,8 @@ static void change_events(void)
 		if (change.e[by_item[i]].item == change.e[by_item[i + 1]].item)
 			both[by_item[i]] = both[by_item[i + 1]] = true;
 	for (size_t i = 0; i < change.n; i++)
+		change.e[i].both = both[i];
+	for (size_t i = 0; i < change.n; i++)
 		if (!both[i])
 			part_append(change.e[i].op == CHANGE_REMOVED ? &before : &after,
 				    change.e[i].kind, change.e[i].item);
@@ -160,13 +176,14 @@ static void change_events(void)
 
 void change_commit(bool events)
 {
-	if (events)
-		change_events();
-	for (size_t i = 0; i < change.n; i++)
-		if (change.e[i].op == CHANGE_REMOVED)
-			item_free(change.e[i].kind, change.e[i].item);
 	change.open = false;
-	change.n = 0;
+	if (!events) {
+		removed_free();
+		return;
+	}
+	change_events();
+	change.kept = true;
+	change.base = ctld.generation; /* ctld_config_changed bumps it next */
 }
 
 void change_abort(void)
@@ -190,6 +207,7 @@ void change_abort(void)
 	}
 	change.open = false;
 	change.n = 0;
+	change.kept = false;
 	state_changed();
 }
 
@@ -206,4 +224,15 @@ bool change_entry(size_t i, enum config_kind *kind, void **item, bool *added)
 	*item = change.e[i].item;
 	*added = change.e[i].op == CHANGE_ADDED;
 	return true;
+}
+
+bool change_kept(uint64_t *base)
+{
+	*base = change.base;
+	return change.kept && !change.open;
+}
+
+bool change_entry_net(size_t i)
+{
+	return i < change.n && !change.e[i].both;
 }

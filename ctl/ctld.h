@@ -145,14 +145,20 @@ enum config_kind { CONFIG_ROUTE, CONFIG_SA, CONFIG_TUNNEL, CONFIG_NEIGHBOR };
 void config_add(enum config_kind kind, void *item); /* appended; owned by ctld.config */
 void config_remove(enum config_kind kind, size_t index);
 void change_begin(void);
-/* Emits the change's events if told (events_config_diff on what it touched)
- * and frees what it removed. */
+/* Emits the change's events (events_config_diff on what it touched) and keeps
+ * the change (what it removed too) for the dataplane's delta until the next
+ * begins; without events, frees what it removed (the change is undone or
+ * pushed from a copy). */
 void change_commit(bool events);
 /* Puts back what it removed, frees what it added. */
 void change_abort(void);
 /* Entry i of the log (in order): the object and whether it was added. */
 size_t change_count(void);
 bool change_entry(size_t i, enum config_kind *kind, void **item, bool *added);
+/* Whether the last committed change is kept, and the generation it changed. */
+bool change_kept(uint64_t *base);
+/* Entry i is part of the net change (not an object added and removed again). */
+bool change_entry_net(size_t i);
 
 /* config_store.c: persistence. mkdir -p of the directory holding path (of path
  * itself when it ends in a slash). */
@@ -268,12 +274,19 @@ Esgw__DpSa *dp_object_sa(struct arena *o, const Esgw__Sa *sa, bool with_keys);
 Esgw__DpPolicy *dp_object_policy(struct arena *o, const Esgw__Policy *p);
 Esgw__DpNeighbor *dp_object_neighbor(struct arena *o, const Esgw__Neighbor *n);
 
-/* dp_config.c: the DpConfig of one process, in memory of its own. */
+/* dp_config.c: the DpConfig of one process, in memory of its own; or the
+ * DpConfigDelta of change.c's kept change. */
 struct dp_config {
 	Esgw__DpConfig cfg;
+	Esgw__DpConfigDelta delta;
 	struct arena objects;
 };
 void dp_config_build(struct dp_config *b, const struct dp_proc *p);
+/* Whether the current generation is the kept change applied to the one
+ * before, and a change the dataplane applies in place (routes, SAs, tunnels
+ * no policy names). */
+bool dp_config_delta_possible(void);
+void dp_config_delta_build(struct dp_config *b, const struct dp_proc *p);
 void dp_config_free(struct dp_config *b);
 
 /* dp_push.c */
