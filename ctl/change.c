@@ -81,6 +81,8 @@ void config_add(enum config_kind kind, void *item)
 
 	kind_array(ctld.config, kind, &arr, &n);
 	array_append(arr, n, item);
+	if (kind == CONFIG_SA)
+		state_sa_load(item, +1);
 	record(CHANGE_ADDED, kind, item, *n - 1);
 }
 
@@ -92,7 +94,14 @@ void config_remove(enum config_kind kind, size_t index)
 
 	kind_array(ctld.config, kind, &arr, &n);
 	item = (*arr)[index];
-	array_remove(arr, n, index);
+	/* Not array_remove: the indexes follow this one removal in place. */
+	state_index_removed(arr, index, item);
+	if (kind == CONFIG_SA) {
+		state_sa_removed(item, index);
+		state_sa_load(item, -1);
+	}
+	memmove(&(*arr)[index], &(*arr)[index + 1], (*n - index - 1) * sizeof(**arr));
+	(*n)--;
 	if (change.open)
 		record(CHANGE_REMOVED, kind, item, index);
 	else
@@ -209,6 +218,7 @@ void change_abort(void)
 	change.n = 0;
 	change.kept = false;
 	state_changed();
+	state_loads_forget();
 }
 
 size_t change_count(void)

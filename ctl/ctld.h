@@ -100,17 +100,25 @@ struct state_index {
 	size_t cap, used;     /* slots (a power of two), of them taken */
 	uint32_t *pos;        /* position + 1 in the array; 0: free slot */
 	uint64_t *hash;       /* of the key at that slot */
+	const void *field;    /* the array it indexes: the address of its field */
 };
 struct state_index_kind {
 	size_t (*nkeys)(const void *item); /* keys it is found by (a tunnel: its SAs) */
 	uint64_t (*key_hash)(const void *item, size_t k);
 	bool (*match)(const void *item, const void *key);
 };
-/* The item of items[0..n) with key (of hash h), or NULL. */
+/* The item of items[0..n) with key (of hash h), or NULL; field: the address
+ * of the field holding items (it names the array). */
 void *state_index_find(struct state_index *ix, const struct state_index_kind *kind,
-		       void *const *items, size_t n, uint64_t h, const void *key);
+		       const void *field, void *const *items, size_t n, uint64_t h,
+		       const void *key);
 /* An array was reordered or shrunk, or an indexed key changed in place. */
 void state_changed(void);
+/* item is being taken out of the array in field at index (the ones behind
+ * it move down one): the indexes over it follow. */
+void state_index_removed(const void *field, size_t index, const void *item);
+/* state.c: the same for the map of SA slots in use. */
+void state_sa_removed(const Esgw__Sa *sa, size_t index);
 /* Bumped by state_changed(): whether an array may have shrunk or reordered. */
 uint64_t state_epoch_now(void);
 uint64_t state_hash_u32(uint32_t v);
@@ -122,11 +130,22 @@ Esgw__Sa *state_sa(uint32_t id);
 Esgw__Sa *state_sa_by_spi(uint32_t spi);
 Esgw__Tunnel *state_tunnel(const char *name);
 Esgw__Route *state_route(const char *prefix);
+/* A route into tunnel, or NULL. */
+Esgw__Route *state_route_into(const char *tunnel);
+/* The position of item in items[0..n) (a scan of pointers, no object read). */
+size_t state_position(void *const *items, size_t n, const void *item);
 /* The tunnel using SA id as its outbound / an inbound SA, or NULL. */
 Esgw__Tunnel *state_tunnel_out(uint32_t id);
 Esgw__Tunnel *state_tunnel_in(uint32_t id);
 int state_free_slot(void);
 int state_least_loaded_worker(void);
+/* The same from counts kept between changes (sa add): state_sa_load as
+ * change.c adds and removes SAs, state_loads_follow when its change makes
+ * generation to from from, state_loads_forget when it is undone. */
+int state_least_loaded_worker_followed(void);
+void state_sa_load(const Esgw__Sa *sa, int delta);
+void state_loads_follow(uint64_t from, uint64_t to);
+void state_loads_forget(void);
 /* A deep copy of a message (pack + unpack), owned by the caller. */
 void *msg_clone(const void *msg);
 void config_free(Esgw__Config *c);
@@ -188,6 +207,8 @@ int config_journal_replay(Esgw__Config *c, const char *config_path, size_t snaps
 /* limits.c: refuses (INVALID_ARGUMENT, the limit in err) a configuration
  * the dataplane cannot hold or apply. */
 Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen);
+/* The same for a change in change.c's log, from what it added. */
+Esgw__Status config_check_change_limits(const Esgw__Config *c, char *err, size_t errlen);
 
 /* request.c: the control API, a handler per Request body in a table. Fills
  * resp; frees nothing of req. */

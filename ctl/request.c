@@ -115,7 +115,9 @@ static void change_apply(const struct handler *h, const Esgw__Request *req, Esgw
 	else
 		resp->status = h->fn(req, resp, err, errlen);
 	if (resp->status == OK)
-		resp->status = config_check_limits(ctld.config, err, errlen);
+		resp->status = before == NULL
+				       ? config_check_change_limits(ctld.config, err, errlen)
+				       : config_check_limits(ctld.config, err, errlen);
 	/* One from the log appended to the journal; one in place saved whole. */
 	if (resp->status == OK &&
 	    (before == NULL ? config_journal_append(ctld.config, ctld.opt.config_path, err, errlen)
@@ -128,6 +130,7 @@ static void change_apply(const struct handler *h, const Esgw__Request *req, Esgw
 		return;
 	}
 	if (resp->status != OK) {
+		state_loads_forget();
 		change_commit(false); /* frees what the log kept: the copy replaces it all */
 		config_free(ctld.config);
 		ctld.config = before;
@@ -138,6 +141,8 @@ static void change_apply(const struct handler *h, const Esgw__Request *req, Esgw
 	if (before != NULL) {
 		events_config_diff(before, ctld.config);
 		config_free(before);
+	} else {
+		state_loads_follow(ctld.generation, ctld.generation + 1);
 	}
 	ctld_config_changed(interfaces);
 }
