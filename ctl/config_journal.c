@@ -32,7 +32,7 @@
 #define COMPACT_SLACK (64u << 10)
 
 static size_t journal_bytes = SIZE_MAX; /* of the journal now; SIZE_MAX: none to append to */
-static size_t snapshot_bytes; /* of the snapshot it follows */
+static size_t snapshot_bytes;           /* of the snapshot it follows */
 
 uint32_t config_crc32(const uint8_t *p, size_t len)
 {
@@ -184,8 +184,7 @@ static uint8_t *change_pack(size_t *len)
 	return buf;
 }
 
-int config_journal_append(const Esgw__Config *c, const char *config_path, char *err,
-			  size_t errlen)
+int config_journal_append(const Esgw__Config *c, const char *config_path, char *err, size_t errlen)
 {
 	char path[PATH_MAX];
 	size_t len = 0, rec_len = 0;
@@ -207,7 +206,8 @@ int config_journal_append(const Esgw__Config *c, const char *config_path, char *
 	/* Past the bound (or no journal to append to): compact, which holds this
 	 * change too. Amortised, each change costs its record and a share of
 	 * one snapshot per quarter snapshot of records. */
-	if (journal_bytes == SIZE_MAX || journal_bytes + rec_len > snapshot_bytes / 4 + COMPACT_SLACK) {
+	if (journal_bytes == SIZE_MAX ||
+	    journal_bytes + rec_len > snapshot_bytes / 4 + COMPACT_SLACK) {
 		explicit_bzero(rec, rec_len);
 		free(rec);
 		return config_save(c, config_path, err, errlen);
@@ -318,7 +318,8 @@ static int replay_one(Esgw__Config *c, Esgw__Request *r)
 	case ESGW__REQUEST__BODY_TUNNEL_DEL:
 		arr = (void ***)&c->tunnels, n = &c->n_tunnels, match = tunnel_match;
 		if (r->body_case == ESGW__REQUEST__BODY_TUNNEL_ADD)
-			add = r->tunnel_add, r->tunnel_add = NULL, key = ((Esgw__Tunnel *)add)->name;
+			add = r->tunnel_add, r->tunnel_add = NULL,
+			key = ((Esgw__Tunnel *)add)->name;
 		else
 			key = r->tunnel_del->name;
 		free_item = NULL;
@@ -396,12 +397,13 @@ int config_journal_replay(Esgw__Config *c, const char *config_path, size_t snaps
 		if (off == 0) {
 			const uint8_t *id = buf + RECORD_HEADER;
 
-			if (n != SNAPSHOT_ID || ((uint64_t)get32(id) << 32 | get32(id + 4)) !=
-						 snapshot_len ||
+			if (n != SNAPSHOT_ID ||
+			    ((uint64_t)get32(id) << 32 | get32(id + 4)) != snapshot_len ||
 			    get32(id + 8) != snapshot_crc) {
-				ESGW_INFO("configuration journal %s follows another snapshot than %s "
-					  "(saved since): ignored",
-					  path, config_path);
+				ESGW_INFO(
+					"configuration journal %s follows another snapshot than %s "
+					"(saved since): ignored",
+					path, config_path);
 				records = -1;
 				break;
 			}
@@ -425,15 +427,16 @@ int config_journal_replay(Esgw__Config *c, const char *config_path, size_t snaps
 		records++;
 	}
 	if (why != NULL) {
-		ESGW_ERR("configuration journal %s: record at offset %zu is %s: refused with "
-			 "everything after it; the state of the last good record (%ld changes after "
-			 "the snapshot) restored, the journal kept as %s",
-			 path, off, why, records, bad);
+		ESGW_ERR(
+			"configuration journal %s: record at offset %zu is %s: refused with "
+			"everything after it; the state of the last good record (%ld changes after "
+			"the snapshot) restored, the journal kept as %s",
+			path, off, why, records, bad);
 		if (rename(path, bad) < 0)
 			ESGW_ERR("cannot move %s aside to %s: %s", path, bad, strerror(errno));
 	} else if (records > 0) {
-		ESGW_INFO("configuration journal %s: %ld changes after the snapshot replayed",
-			  path, records);
+		ESGW_INFO("configuration journal %s: %ld changes after the snapshot replayed", path,
+			  records);
 	}
 	if (why == NULL && records >= 0) {
 		/* Appended to as it is: nothing to compact. */

@@ -160,7 +160,8 @@ void config_delta_natt_refs(struct router_tables *t)
  * push). */
 static int route_prefix(const Esgw__DpPrefix *p, const char *tunnel, struct esgw_addr *prefix)
 {
-	if (p == NULL || esgw_addr_from_bytes(prefix, p->address.data, p->address.len, p->length) < 0 ||
+	if (p == NULL ||
+	    esgw_addr_from_bytes(prefix, p->address.data, p->address.len, p->length) < 0 ||
 	    prefix->family != 4)
 		return 1;
 	return tunnel != NULL && tunnel[0] == '\0' ? 1 : 0;
@@ -224,8 +225,7 @@ fail:
 	return -1;
 }
 
-static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err,
-		    size_t errlen)
+static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err, size_t errlen)
 {
 	struct esgw_addr prefix;
 	Esgw__DpSa buf;
@@ -266,8 +266,7 @@ fail:
 	return -1;
 }
 
-int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *err,
-			size_t errlen)
+int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *err, size_t errlen)
 {
 	struct router *r = router_of(dp);
 	struct router_tables *t = r->tables;
