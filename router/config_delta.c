@@ -7,7 +7,7 @@
  * counted. What it does not do in place (IPv6 routes, routes by next hop:
  * their port comes from the connected subnets the whole build collects) it
  * answers 1 for before changing anything, and esgw-ctld pushes the whole
- * configuration instead. */
+ * configuration instead; so it does for a change of many routes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +21,8 @@
 		snprintf(err, errlen, __VA_ARGS__);                                                \
 		goto fail;                                                                         \
 	} while (0)
+
+#define DELTA_ROUTES_MAX 256
 
 static uint32_t id_hash(uint32_t id)
 {
@@ -271,7 +273,10 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	struct router *r = router_of(dp);
 	struct router_tables *t = r->tables;
 
-	if (t == NULL || t->sa_conf == NULL || !delta_in_place(t, d))
+	/* Each route costs a memmove of the FIB's tail and a look at every
+	 * tunnel: many (a batch loading thousands) are cheaper built whole. */
+	if (t == NULL || t->sa_conf == NULL || d->n_routes + d->n_routes_deleted > DELTA_ROUTES_MAX ||
+	    !delta_in_place(t, d))
 		return 1;
 	/* Deletions first: an object in both is replaced. A failure part way
 	 * (only what esgw-ctld has checked already, or out of memory) leaves
