@@ -26,6 +26,12 @@ struct esgw_dp;
 /* Apply a pushed configuration. Return 0, or -1 with a message in err. */
 typedef int (*esgw_dp_config_fn)(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
 				 size_t errlen);
+/* Apply a change against the configuration applied last (its generation
+ * checked by the caller). Return 0; -1 with err refused, nothing changed; 1:
+ * this change is not done in place, nothing changed (ctld pushes the whole
+ * configuration). */
+typedef int (*esgw_dp_config_delta_fn)(struct esgw_dp *dp, const Esgw__DpConfigDelta *delta,
+				       char *err, size_t errlen);
 /* Fill counters, ports and SAs of stats (role, pid, generation are set). Memory
  * from esgw_dp_stats_alloc() is released after the response is sent. */
 typedef void (*esgw_dp_stats_fn)(struct esgw_dp *dp, Esgw__DpStats *stats);
@@ -40,6 +46,7 @@ struct esgw_dp {
 	struct esgw_shared *shared;
 	struct rte_mempool *pool;
 	esgw_dp_config_fn on_config;
+	esgw_dp_config_delta_fn on_config_delta; /* NULL: deltas refused, whole pushes only */
 	esgw_dp_stats_fn on_stats;
 	const Esgw__DpStatsQuery *stats_query; /* what on_stats is answering */
 	esgw_dp_seq_limits_fn on_seq_limits;   /* NULL: the request is refused */

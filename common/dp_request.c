@@ -5,11 +5,46 @@
 #include "dp.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <inttypes.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "log.h"
+
+/* A change against the configuration applied last, or refused so that ctld
+ * pushes the whole one: from another base, or one the process does not apply
+ * in place. */
+static void config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, Esgw__DpResponse *resp,
+			 char *err, size_t errlen)
+{
+	int rc;
+
+	bool empty = d->n_routes == 0 && d->n_tunnels == 0 && d->n_sas == 0 &&
+		     d->n_routes_deleted == 0 && d->n_tunnels_deleted == 0 && d->n_sas_deleted == 0;
+
+	if ((dp->on_config_delta == NULL && !empty) || d->base_generation != dp->generation ||
+	    dp->generation == 0) {
+		resp->status = ESGW__STATUS__STATUS_UNAVAILABLE;
+		snprintf(err, errlen, "a change from configuration %" PRIu64 ", this has %" PRIu64,
+			 d->base_generation, dp->generation);
+		resp->error = err;
+		return;
+	}
+	/* Nothing of this process's changed (rxtx's interfaces never do in one). */
+	rc = dp->on_config_delta != NULL ? dp->on_config_delta(dp, d, err, errlen) : 0;
+	if (rc == 0) {
+		dp->generation = d->generation;
+		return;
+	}
+	resp->status = rc > 0 ? ESGW__STATUS__STATUS_UNSUPPORTED
+			      : ESGW__STATUS__STATUS_INVALID_ARGUMENT;
+	if (rc > 0 && err[0] == '\0')
+		snprintf(err, errlen, "change not applied in place");
+	resp->error = err;
+	if (rc < 0)
+		ESGW_WARN("configuration change %" PRIu64 " refused: %s", d->generation, err);
+}
 
 void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 {
@@ -33,6 +68,8 @@ void esgw_dp_request_answer(struct esgw_dp *dp, const Esgw__DpRequest *req)
 		} else {
 			dp->generation = req->config->generation;
 		}
+	} else if (req->body_case == ESGW__DP_REQUEST__BODY_CONFIG_DELTA) {
+		config_delta(dp, req->config_delta, &resp, err, sizeof(err));
 	} else if (req->body_case == ESGW__DP_REQUEST__BODY_SEQ_LIMITS && dp->on_seq_limits) {
 		dp->on_seq_limits(dp, req->seq_limits);
 	} else if (req->body_case == ESGW__DP_REQUEST__BODY_STATS) {

@@ -36,6 +36,7 @@ int main(int argc, char **argv)
 		       .listen_fd = -1,
 		       .conn_fd = -1,
 		       .on_config = crypto_worker_on_config,
+		       .on_config_delta = crypto_worker_on_config_delta,
 		       .on_stats = crypto_worker_on_stats,
 		       .on_seq_limits = crypto_worker_on_seq_limits},
 	};

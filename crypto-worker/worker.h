@@ -81,6 +81,9 @@ void handover_forget(struct crypto_worker *w, uint32_t slot, enum esgw_drop reas
 /* worker_config.c */
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
 			    size_t errlen);
+/* A DpConfigDelta: only the SAs it names are built, removed or installed. */
+int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *err,
+				  size_t errlen);
 void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats);
 void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *limits);
 /* Raise the runtime slot's limit to the pushed floor, if the slot is ours

@@ -275,12 +275,14 @@ static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa 
 	return 0;
 }
 
+/* What a push builds, by slot (all NULL between pushes). */
+static struct esp_sa *fresh[ESGW_MAX_SA];
+static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
+static struct sa_built bytes[ESGW_MAX_SA];
+
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
-	static struct esp_sa *fresh[ESGW_MAX_SA];
-	static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
-	static struct sa_built bytes[ESGW_MAX_SA];
 	int count, rc = -1;
 
 	memset(fresh, 0, sizeof(fresh));
@@ -297,9 +299,61 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 out:
 	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
 		esp_sa_free(fresh[slot]);
+		fresh[slot] = NULL;
+		fresh_cfg[slot] = NULL;
 		built_free(&bytes[slot]);
 	}
 	wipe_request_keys(cfg);
+	return rc;
+}
+
+/* A change: its SAs built first (a refused one changes nothing), then the
+ * deleted ones removed and the new ones installed, each slot as a whole push
+ * would leave it; the slots it does not name are not looked at. */
+int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *err,
+				  size_t errlen)
+{
+	struct crypto_worker *w = (struct crypto_worker *)dp;
+	Esgw__DpConfig part = ESGW__DP_CONFIG__INIT;
+	int count, rc = -1;
+
+	part.generation = d->generation;
+	part.sas = d->sas;
+	part.n_sas = d->n_sas;
+	count = build_all(w, &part, fresh, fresh_cfg, bytes, err, errlen);
+	if (count < 0)
+		goto out;
+	for (size_t i = 0; i < d->n_sas_deleted; i++) {
+		const Esgw__DpSaRef *ref = d->sas_deleted[i];
+
+		/* Not ours, or replaced by an SA of this change in the same slot. */
+		if (ref->slot >= ESGW_MAX_SA || w->sa[ref->slot] == NULL ||
+		    w->sa_id[ref->slot] != ref->id || fresh_cfg[ref->slot] != NULL)
+			continue;
+		if (install(w, ref->slot, NULL, &fresh[ref->slot], &bytes[ref->slot], err, errlen) <
+		    0)
+			goto out;
+	}
+	for (size_t i = 0; i < d->n_sas; i++) {
+		uint32_t slot = d->sas[i]->slot;
+
+		if (slot < ESGW_MAX_SA && fresh_cfg[slot] == d->sas[i] &&
+		    install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) < 0)
+			goto out; /* applied up to here; ctld pushes whole */
+	}
+	ESGW_INFO("configuration %lu: %d SAs added, %zu deleted", (unsigned long)d->generation,
+		  count, d->n_sas_deleted);
+	rc = 0;
+out:
+	for (size_t i = 0; i < d->n_sas; i++) {
+		uint32_t slot = d->sas[i]->slot < ESGW_MAX_SA ? d->sas[i]->slot : 0;
+
+		esp_sa_free(fresh[slot]);
+		fresh[slot] = NULL;
+		fresh_cfg[slot] = NULL;
+		built_free(&bytes[slot]);
+	}
+	wipe_request_keys(&part);
 	return rc;
 }
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Atomic persistence of the desired configuration: write <file>.tmp, fsync,
- * keep the previous good file as <file>.prev, rename, fsync the directory. A
- * file that does not parse is kept aside as <file>.bad and never used. */
+/* Atomic persistence of the desired configuration, the snapshot: write
+ * <file>.tmp, fsync, keep the previous good file as <file>.prev, rename, fsync
+ * the directory; then a new journal (config_journal.c) for the changes after
+ * it. A file that does not parse is kept aside as <file>.bad and never used. */
 #include "ctld.h"
 
 #include <errno.h>
@@ -41,8 +42,7 @@ static void restrict_mode(const char *path)
 		ESGW_WARN("cannot make %s mode 0600: %s", path, strerror(errno));
 }
 
-/* Whole file into memory; NULL with errno set (ENOENT: no file). */
-static uint8_t *read_file(const char *path, size_t *len)
+uint8_t *config_read_file(const char *path, size_t *len)
 {
 	struct stat st;
 	uint8_t *buf;
@@ -96,11 +96,13 @@ static int config_consistent(const Esgw__Config *c, char *why, size_t whylen)
 	return 0;
 }
 
-/* Parse and check one file. NULL with a reason in why. */
-static Esgw__Config *config_parse_file(const char *path, char *why, size_t whylen)
+/* Parse and check one file. NULL with a reason in why; else its length and
+ * CRC-32 (the journal names the snapshot it follows by them). */
+static Esgw__Config *config_parse_file(const char *path, char *why, size_t whylen,
+				       size_t *file_len, uint32_t *crc)
 {
 	size_t len = 0;
-	uint8_t *buf = read_file(path, &len);
+	uint8_t *buf = config_read_file(path, &len);
 	Esgw__Config *c;
 
 	if (buf == NULL) {
@@ -108,6 +110,8 @@ static Esgw__Config *config_parse_file(const char *path, char *why, size_t whyle
 		return NULL;
 	}
 	c = esgw__config__unpack(NULL, len, buf);
+	*file_len = len;
+	*crc = config_crc32(buf, len);
 	explicit_bzero(buf, len);
 	free(buf);
 	if (c == NULL) {
@@ -125,6 +129,8 @@ Esgw__Config *config_load(const char *path)
 {
 	char prev[PATH_MAX], bad[PATH_MAX], why[256], why_prev[256];
 	Esgw__Config *c;
+	size_t len;
+	uint32_t crc;
 
 	snprintf(prev, sizeof(prev), "%s.prev", path);
 	snprintf(bad, sizeof(bad), "%s.bad", path);
@@ -134,15 +140,21 @@ Esgw__Config *config_load(const char *path)
 	}
 	restrict_mode(path);
 	restrict_mode(prev);
-	c = config_parse_file(path, why, sizeof(why));
+	c = config_parse_file(path, why, sizeof(why), &len, &crc);
 	if (c != NULL) {
 		ESGW_INFO("configuration loaded from %s", path);
+		/* The changes since, then compacted: the next start reads one file. */
+		if (config_journal_replay(c, path, len, crc) != 0 &&
+		    config_save(c, path, why, sizeof(why)) < 0)
+			ESGW_ERR("%s", why);
 		return c;
 	}
 	if (rename(path, bad) < 0)
 		ESGW_ERR("cannot move %s aside to %s: %s", path, bad, strerror(errno));
 	restrict_mode(bad);
-	c = config_parse_file(prev, why_prev, sizeof(why_prev));
+	/* The journal follows the unusable file, not .prev: not replayed (the
+	 * save below starts a new one). */
+	c = config_parse_file(prev, why_prev, sizeof(why_prev), &len, &crc);
 	if (c != NULL) {
 		ESGW_ERR(
 			"configuration %s is unusable (%s): kept as %s, starting from the previous "
@@ -161,7 +173,7 @@ Esgw__Config *config_load(const char *path)
 	return c;
 }
 
-static int fsync_dir_of(const char *path)
+int config_fsync_dir_of(const char *path)
 {
 	char buf[PATH_MAX];
 	int fd, rc;
@@ -219,8 +231,14 @@ int config_save(const Esgw__Config *c, const char *path, char *err, size_t errle
 		else
 			restrict_mode(prev); /* a file from before may have had a wider mode */
 	}
-	if (rename(tmp, path) < 0 || fsync_dir_of(path) < 0)
+	if (rename(tmp, path) < 0 || config_fsync_dir_of(path) < 0)
 		goto fail;
+	/* The snapshot holds everything now: a new journal after it. Should
+	 * that fail, the old one names the old snapshot and is ignored. */
+	if (config_journal_start(path, buf, len) < 0)
+		ESGW_WARN("cannot start a new configuration journal after %s: %s (changes save "
+			  "the whole file until one starts)",
+			  path, strerror(errno));
 	explicit_bzero(buf, len);
 	free(buf);
 	return 0;

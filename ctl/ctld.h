@@ -103,17 +103,25 @@ struct state_index {
 	size_t cap, used;     /* slots (a power of two), of them taken */
 	uint32_t *pos;        /* position + 1 in the array; 0: free slot */
 	uint64_t *hash;       /* of the key at that slot */
+	const void *field;    /* the array it indexes: the address of its field */
 };
 struct state_index_kind {
 	size_t (*nkeys)(const void *item); /* keys it is found by (a tunnel: its SAs) */
 	uint64_t (*key_hash)(const void *item, size_t k);
 	bool (*match)(const void *item, const void *key);
 };
-/* The item of items[0..n) with key (of hash h), or NULL. */
+/* The item of items[0..n) with key (of hash h), or NULL; field: the address
+ * of the field holding items (it names the array). */
 void *state_index_find(struct state_index *ix, const struct state_index_kind *kind,
-		       void *const *items, size_t n, uint64_t h, const void *key);
+		       const void *field, void *const *items, size_t n, uint64_t h,
+		       const void *key);
 /* An array was reordered or shrunk, or an indexed key changed in place. */
 void state_changed(void);
+/* item is being taken out of the array in field at index (the ones behind
+ * it move down one): the indexes over it follow. */
+void state_index_removed(const void *field, size_t index, const void *item);
+/* state.c: the same for the map of SA slots in use. */
+void state_sa_removed(const Esgw__Sa *sa, size_t index);
 /* Bumped by state_changed(): whether an array may have shrunk or reordered. */
 uint64_t state_epoch_now(void);
 uint64_t state_hash_u32(uint32_t v);
@@ -125,11 +133,22 @@ Esgw__Sa *state_sa(uint32_t id);
 Esgw__Sa *state_sa_by_spi(uint32_t spi);
 Esgw__Tunnel *state_tunnel(const char *name);
 Esgw__Route *state_route(const char *prefix);
+/* A route into tunnel, or NULL. */
+Esgw__Route *state_route_into(const char *tunnel);
+/* The position of item in items[0..n) (a scan of pointers, no object read). */
+size_t state_position(void *const *items, size_t n, const void *item);
 /* The tunnel using SA id as its outbound / an inbound SA, or NULL. */
 Esgw__Tunnel *state_tunnel_out(uint32_t id);
 Esgw__Tunnel *state_tunnel_in(uint32_t id);
 int state_free_slot(void);
 int state_least_loaded_worker(void);
+/* The same from counts kept between changes (sa add): state_sa_load as
+ * change.c adds and removes SAs, state_loads_follow when its change makes
+ * generation to from from, state_loads_forget when it is undone. */
+int state_least_loaded_worker_followed(void);
+void state_sa_load(const Esgw__Sa *sa, int delta);
+void state_loads_follow(uint64_t from, uint64_t to);
+void state_loads_forget(void);
 /* A deep copy of a message (pack + unpack), owned by the caller. */
 void *msg_clone(const void *msg);
 void config_free(Esgw__Config *c);
@@ -140,15 +159,59 @@ void array_remove(void *arr_ptr, size_t *n, size_t index);
 /* Replace a string field with a malloc'ed copy of s. */
 void str_set(char **field, const char *s);
 
+/* change.c: a change on ctld.config as a log of the whole objects it added
+ * and removed (routes, SAs, tunnels, neighbours): undone, its events found and
+ * its journal record written in proportion to it. Between change_begin and
+ * change_commit or change_abort, config_remove keeps what it removes. */
+enum config_kind { CONFIG_ROUTE, CONFIG_SA, CONFIG_TUNNEL, CONFIG_NEIGHBOR };
+void config_add(enum config_kind kind, void *item); /* appended; owned by ctld.config */
+void config_remove(enum config_kind kind, size_t index);
+void change_begin(void);
+/* Emits the change's events (events_config_diff on what it touched) and keeps
+ * the change (what it removed too) for the dataplane's delta until the next
+ * begins; without events, frees what it removed (the change is undone or
+ * pushed from a copy). */
+void change_commit(bool events);
+/* Puts back what it removed, frees what it added. */
+void change_abort(void);
+/* Entry i of the log (in order): the object and whether it was added. */
+size_t change_count(void);
+bool change_entry(size_t i, enum config_kind *kind, void **item, bool *added);
+/* Whether the last committed change is kept, and the generation it changed. */
+bool change_kept(uint64_t *base);
+/* Entry i is part of the net change (not an object added and removed again). */
+bool change_entry_net(size_t i);
+
 /* config_store.c: persistence. mkdir -p of the directory holding path (of path
  * itself when it ends in a slash). */
 void make_parent_dirs(const char *path);
+/* The snapshot at path and the changes of its journal after it. */
 Esgw__Config *config_load(const char *path);
+/* A snapshot of c (and a new, empty journal after it). */
 int config_save(const Esgw__Config *c, const char *path, char *err, size_t errlen);
+/* Whole file into memory; NULL with errno set (ENOENT: no file). */
+uint8_t *config_read_file(const char *path, size_t *len);
+int config_fsync_dir_of(const char *path);
+
+/* config_journal.c: the changes since the snapshot, <path>.journal. */
+uint32_t config_crc32(const uint8_t *p, size_t len); /* IEEE, as zlib's */
+/* A new journal naming the snapshot just written (its bytes). */
+int config_journal_start(const char *config_path, const uint8_t *snapshot, size_t len);
+/* change.c's log appended and fsync'ed, or c saved whole (compacted) when
+ * the journal is past its bound or there is none. 0, or -1 (err set). */
+int config_journal_append(const Esgw__Config *c, const char *config_path, char *err,
+			  size_t errlen);
+/* The journal's changes after the snapshot (of that length and CRC) onto c:
+ * their count, 0 if none (or the journal follows another snapshot), -1 if a
+ * torn or corrupt record stopped it (logged; c holds the changes before). */
+int config_journal_replay(Esgw__Config *c, const char *config_path, size_t snapshot_len,
+			  uint32_t snapshot_crc);
 
 /* limits.c: refuses (INVALID_ARGUMENT, the limit in err) a configuration
  * the dataplane cannot hold or apply. */
 Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen);
+/* The same for a change in change.c's log, from what it added. */
+Esgw__Status config_check_change_limits(const Esgw__Config *c, char *err, size_t errlen);
 
 /* request.c: the control API, a handler per Request body in a table. Fills
  * resp; frees nothing of req. */
@@ -235,12 +298,19 @@ Esgw__DpSa *dp_object_sa(struct arena *o, const Esgw__Sa *sa, bool with_keys);
 Esgw__DpPolicy *dp_object_policy(struct arena *o, const Esgw__Policy *p);
 Esgw__DpNeighbor *dp_object_neighbor(struct arena *o, const Esgw__Neighbor *n);
 
-/* dp_config.c: the DpConfig of one process, in memory of its own. */
+/* dp_config.c: the DpConfig of one process, in memory of its own; or the
+ * DpConfigDelta of change.c's kept change. */
 struct dp_config {
 	Esgw__DpConfig cfg;
+	Esgw__DpConfigDelta delta;
 	struct arena objects;
 };
 void dp_config_build(struct dp_config *b, const struct dp_proc *p);
+/* Whether the current generation is the kept change applied to the one
+ * before, and a change the dataplane applies in place (routes, SAs, tunnels
+ * no policy names). */
+bool dp_config_delta_possible(void);
+void dp_config_delta_build(struct dp_config *b, const struct dp_proc *p);
 void dp_config_free(struct dp_config *b);
 
 /* dp_push.c */

@@ -1,13 +1,45 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Pushing configuration to the dataplane processes: the current generation to
  * each process that has not acked it (retried by the 1 s reconcile timer),
- * crypto workers before the router, and sequence-number limits. */
+ * crypto workers before the router, as the last change alone (a
+ * DpConfigDelta) to a process that has the generation before it, else whole;
+ * and sequence-number limits. */
 #include "ctld.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
+
+/* The kept change alone to p, which has the generation before it: true if
+ * p applied it. Else (p refused it, e.g. a change it does not apply in place,
+ * or it restarted since) the caller pushes the whole configuration. rxtx
+ * holds none of what such a change touches (interfaces and the worker count
+ * go through copies of the configuration): it gets an empty one, to be at the
+ * new generation. */
+static bool dp_push_delta(struct dp_proc *p)
+{
+	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	struct dp_config b = {0};
+	Esgw__DpResponse *resp;
+	bool ok;
+
+	dp_config_delta_build(&b, p);
+	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
+	req.body_case = ESGW__DP_REQUEST__BODY_CONFIG_DELTA;
+	req.config_delta = &b.delta;
+	resp = dp_conn_exchange(p, &req);
+	dp_config_free(&b);
+	ok = resp != NULL && resp->status == ESGW__STATUS__STATUS_OK;
+	if (ok)
+		p->acked_generation = ctld.generation;
+	else if (resp != NULL)
+		ESGW_INFO("%s: change %" PRIu64 " not applied in place (%s): whole push", p->name,
+			   ctld.generation, resp->error);
+	dp_stats_free(resp);
+	return ok;
+}
 
 void dp_push(struct dp_proc *p)
 {
@@ -15,7 +47,12 @@ void dp_push(struct dp_proc *p)
 	bool connected_now = p->acked_generation == 0;
 	struct dp_config b = {0};
 	Esgw__DpResponse *resp;
+	uint64_t base;
 
+	/* A process one change behind gets the change only. */
+	if (!connected_now && change_kept(&base) && p->acked_generation == base &&
+	    dp_config_delta_possible() && dp_push_delta(p))
+		return;
 	dp_config_build(&b, p);
 	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_CONFIG;

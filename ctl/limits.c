@@ -61,27 +61,28 @@ static Esgw__Status check_natt_ports(const Esgw__Config *c, char *err, size_t er
 	return ESGW__STATUS__STATUS_OK;
 }
 
-static Esgw__Status check_tunnels(const Esgw__Config *c, char *err, size_t errlen)
+static Esgw__Status check_tunnel(const Esgw__Tunnel *t, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < c->n_tunnels; i++) {
-		const Esgw__Tunnel *t = c->tunnels[i];
-
-		for (size_t k = 0; k < t->n_sa_in; k++) {
-			if (t->sa_in[k] == t->sa_out) {
-				snprintf(err, errlen,
-					 "tunnel %s: SA %u cannot be both its sa-out and an sa-in "
-					 "(one SA, one direction)",
-					 t->name, t->sa_out);
-				return INVALID;
-			}
+	for (size_t k = 0; k < t->n_sa_in; k++) {
+		if (t->sa_in[k] == t->sa_out) {
+			snprintf(err, errlen,
+				 "tunnel %s: SA %u cannot be both its sa-out and an sa-in "
+				 "(one SA, one direction)",
+				 t->name, t->sa_out);
+			return INVALID;
 		}
 	}
 	return ESGW__STATUS__STATUS_OK;
 }
 
-/* Whether addr (of the route's family) lies on the subnet of an interface
- * address without being one: where the router can resolve it (its
- * connected routes). */
+static Esgw__Status check_tunnels(const Esgw__Config *c, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < c->n_tunnels; i++)
+		if (check_tunnel(c->tunnels[i], err, errlen) != ESGW__STATUS__STATUS_OK)
+			return INVALID;
+	return ESGW__STATUS__STATUS_OK;
+}
+
 static bool on_connected_subnet(const Esgw__Config *c, const char *addr)
 {
 	bool v6 = esgw_is_ipv6_text(addr);
@@ -107,21 +108,26 @@ static bool on_connected_subnet(const Esgw__Config *c, const char *addr)
 	return false;
 }
 
+static Esgw__Status check_next_hop(const Esgw__Config *c, const Esgw__Route *r, char *err,
+				   size_t errlen)
+{
+	if (r->via[0] == '\0' || r->interface[0] != '\0')
+		return ESGW__STATUS__STATUS_OK; /* a tunnel, or a port named with dev */
+	if (!on_connected_subnet(c, r->via)) {
+		snprintf(err, errlen,
+			 "route %s: next hop %s is not on the subnet of an interface address "
+			 "(add the address first, or name the port with dev)",
+			 r->prefix, r->via);
+		return INVALID;
+	}
+	return ESGW__STATUS__STATUS_OK;
+}
+
 static Esgw__Status check_next_hops(const Esgw__Config *c, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < c->n_routes; i++) {
-		const Esgw__Route *r = c->routes[i];
-
-		if (r->via[0] == '\0' || r->interface[0] != '\0')
-			continue; /* a tunnel, or a port named with dev */
-		if (!on_connected_subnet(c, r->via)) {
-			snprintf(err, errlen,
-				 "route %s: next hop %s is not on the subnet of an interface address "
-				 "(add the address first, or name the port with dev)",
-				 r->prefix, r->via);
+	for (size_t i = 0; i < c->n_routes; i++)
+		if (check_next_hop(c, c->routes[i], err, errlen) != ESGW__STATUS__STATUS_OK)
 			return INVALID;
-		}
-	}
 	return ESGW__STATUS__STATUS_OK;
 }
 
@@ -136,6 +142,42 @@ Esgw__Status config_check_limits(const Esgw__Config *c, char *err, size_t errlen
 		if (st != ESGW__STATUS__STATUS_OK)
 			return st;
 	}
+	if (c->n_neighbors > ESGW_MAX_STATIC_NEIGHBORS) {
+		snprintf(err, errlen, "at most %d static neighbors: the router keeps them among %d",
+			 ESGW_MAX_STATIC_NEIGHBORS, ESGW_NEIGHBOR_ENTRIES);
+		return INVALID;
+	}
+	return ESGW__STATUS__STATUS_OK;
+}
+
+Esgw__Status config_check_change_limits(const Esgw__Config *c, char *err, size_t errlen)
+{
+	bool natt = false;
+
+	/* Only what the change added can break a limit (it does not touch the
+	 * interfaces); each object checked if it is still there at the end. */
+	for (size_t i = 0; i < change_count(); i++) {
+		enum config_kind kind;
+		void *item;
+		bool added;
+		Esgw__Status st = ESGW__STATUS__STATUS_OK;
+
+		change_entry(i, &kind, &item, &added);
+		if (!added)
+			continue;
+		if (kind == CONFIG_TUNNEL && state_tunnel(((Esgw__Tunnel *)item)->name) == item)
+			st = check_tunnel(item, err, errlen);
+		else if (kind == CONFIG_ROUTE && state_route(((Esgw__Route *)item)->prefix) == item)
+			st = check_next_hop(c, item, err, errlen);
+		else if (kind == CONFIG_SA && ((Esgw__Sa *)item)->udp_encap &&
+			 ((Esgw__Sa *)item)->udp_sport != 0 &&
+			 ((Esgw__Sa *)item)->udp_sport != NATT_DEFAULT_PORT)
+			natt = true; /* maybe a port more: counted over every SA */
+		if (st != ESGW__STATUS__STATUS_OK)
+			return st;
+	}
+	if (natt)
+		return check_natt_ports(c, err, errlen);
 	if (c->n_neighbors > ESGW_MAX_STATIC_NEIGHBORS) {
 		snprintf(err, errlen, "at most %d static neighbors: the router keeps them among %d",
 			 ESGW_MAX_STATIC_NEIGHBORS, ESGW_NEIGHBOR_ENTRIES);

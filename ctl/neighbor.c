@@ -82,7 +82,7 @@ Esgw__Status neighbor_add_handle(const Esgw__Request *req, Esgw__Response *resp,
 	copy = msg_clone(n);
 	str_set(&copy->address, addr);
 	str_set(&copy->mac, mac);
-	array_append(&ctld.config->neighbors, &ctld.config->n_neighbors, copy);
+	config_add(CONFIG_NEIGHBOR, copy);
 	ESGW_INFO("static neighbor %s on %s: %s", addr, n->interface, mac);
 	return ESGW__STATUS__STATUS_OK;
 }
@@ -104,8 +104,7 @@ Esgw__Status neighbor_del_handle(const Esgw__Request *req, Esgw__Response *resp,
 			 addr);
 		return ESGW__STATUS__STATUS_NOT_FOUND;
 	}
-	esgw__neighbor__free_unpacked(ctld.config->neighbors[i], NULL);
-	array_remove(&ctld.config->neighbors, &ctld.config->n_neighbors, (size_t)i);
+	config_remove(CONFIG_NEIGHBOR, (size_t)i);
 	ESGW_INFO("static neighbor %s on %s deleted", addr, n->interface);
 	return ESGW__STATUS__STATUS_OK;
 }

@@ -17,31 +17,34 @@ static const struct handler {
 	request_handler *fn;
 	bool changes;            /* saves and pushes on success */
 	bool changes_interfaces; /* the dataplane restarts with the new port set */
+	/* Changes objects in place: undone from a copy of the configuration.
+	 * The others only add and remove whole objects (change.c's log). */
+	bool in_place;
 } handlers[] = {
-	{ESGW__REQUEST__BODY_INTERFACE_ADD, interface_add_handle, true, true},
-	{ESGW__REQUEST__BODY_INTERFACE_DEL, interface_del_handle, true, true},
-	{ESGW__REQUEST__BODY_ADDRESS_ADD, interface_address_add_handle, true, false},
-	{ESGW__REQUEST__BODY_ADDRESS_DEL, interface_address_del_handle, true, false},
-	{ESGW__REQUEST__BODY_ROUTE_ADD, route_add_handle, true, false},
-	{ESGW__REQUEST__BODY_ROUTE_DEL, route_del_handle, true, false},
-	{ESGW__REQUEST__BODY_SA_ADD, sa_add_handle, true, false},
-	{ESGW__REQUEST__BODY_SA_DEL, sa_del_handle, true, false},
-	{ESGW__REQUEST__BODY_TUNNEL_ADD, tunnel_add_handle, true, false},
-	{ESGW__REQUEST__BODY_TUNNEL_DEL, tunnel_del_handle, true, false},
-	{ESGW__REQUEST__BODY_TUNNEL_SET, tunnel_set_handle, true, false},
-	{ESGW__REQUEST__BODY_SHOW, show_handle, false, false},
-	{ESGW__REQUEST__BODY_POLICY_ADD, policy_add_handle, true, false},
-	{ESGW__REQUEST__BODY_POLICY_DEL, policy_del_handle, true, false},
-	{ESGW__REQUEST__BODY_NEIGHBOR_ADD, neighbor_add_handle, true, false},
-	{ESGW__REQUEST__BODY_NEIGHBOR_DEL, neighbor_del_handle, true, false},
-	{ESGW__REQUEST__BODY_OWNER_RECONCILE, owner_reconcile_handle, true, false},
-	{ESGW__REQUEST__BODY_SA_UPDATE, sa_update_handle, true, false},
+	{ESGW__REQUEST__BODY_INTERFACE_ADD, interface_add_handle, true, true, true},
+	{ESGW__REQUEST__BODY_INTERFACE_DEL, interface_del_handle, true, true, true},
+	{ESGW__REQUEST__BODY_ADDRESS_ADD, interface_address_add_handle, true, false, true},
+	{ESGW__REQUEST__BODY_ADDRESS_DEL, interface_address_del_handle, true, false, true},
+	{ESGW__REQUEST__BODY_ROUTE_ADD, route_add_handle, true, false, false},
+	{ESGW__REQUEST__BODY_ROUTE_DEL, route_del_handle, true, false, false},
+	{ESGW__REQUEST__BODY_SA_ADD, sa_add_handle, true, false, false},
+	{ESGW__REQUEST__BODY_SA_DEL, sa_del_handle, true, false, false},
+	{ESGW__REQUEST__BODY_TUNNEL_ADD, tunnel_add_handle, true, false, false},
+	{ESGW__REQUEST__BODY_TUNNEL_DEL, tunnel_del_handle, true, false, false},
+	{ESGW__REQUEST__BODY_TUNNEL_SET, tunnel_set_handle, true, false, true},
+	{ESGW__REQUEST__BODY_SHOW, show_handle, false, false, false},
+	{ESGW__REQUEST__BODY_POLICY_ADD, policy_add_handle, true, false, true},
+	{ESGW__REQUEST__BODY_POLICY_DEL, policy_del_handle, true, false, true},
+	{ESGW__REQUEST__BODY_NEIGHBOR_ADD, neighbor_add_handle, true, false, false},
+	{ESGW__REQUEST__BODY_NEIGHBOR_DEL, neighbor_del_handle, true, false, false},
+	{ESGW__REQUEST__BODY_OWNER_RECONCILE, owner_reconcile_handle, true, false, true},
+	{ESGW__REQUEST__BODY_SA_UPDATE, sa_update_handle, true, false, true},
 	/* Its requests' handlers from this table, then one save and push. */
-	{ESGW__REQUEST__BODY_BATCH, NULL, true, false},
+	{ESGW__REQUEST__BODY_BATCH, NULL, true, false, false},
 	/* They save and push themselves: a move is several pushes in order. */
-	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false},
-	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false},
-	{ESGW__REQUEST__BODY_EVENTS_SUBSCRIBE, events_handle_subscribe, false, false},
+	{ESGW__REQUEST__BODY_SA_MOVE, sa_move_handle, false, false, false},
+	{ESGW__REQUEST__BODY_WORKERS_SET, workers_set_handle, false, false, false},
+	{ESGW__REQUEST__BODY_EVENTS_SUBSCRIBE, events_handle_subscribe, false, false, false},
 };
 
 static const struct handler *handler_of(Esgw__Request__BodyCase body)
@@ -82,34 +85,65 @@ static Esgw__Status batch_apply(const Esgw__Batch *batch, Esgw__Response *resp, 
 	return OK;
 }
 
+/* Whether the change changes objects in place (a batch: one of its requests). */
+static bool change_in_place(const struct handler *h, const Esgw__Request *req)
+{
+	if (h->body != ESGW__REQUEST__BODY_BATCH)
+		return h->in_place;
+	for (size_t i = 0; i < req->batch->n_requests; i++) {
+		const struct handler *r = handler_of(req->batch->requests[i]->body_case);
+
+		if (r != NULL && r->in_place)
+			return true;
+	}
+	return false;
+}
+
 /* A change (one request or a batch) on ctld.config, checked against the
- * limits and saved, or undone. */
+ * limits and saved, or undone: from change.c's log of the objects it added
+ * and removed, or, for one that changes objects in place, from a copy. A
+ * refused change leaves memory and disk as they were. */
 static void change_apply(const struct handler *h, const Esgw__Request *req, Esgw__Response *resp,
 			 char *err, size_t errlen)
 {
 	bool interfaces = h->changes_interfaces;
-	/* Handlers check before they change, but a copy costs little and makes a
-	 * failed save leave memory and disk in agreement. */
-	Esgw__Config *before = msg_clone(ctld.config);
+	Esgw__Config *before = change_in_place(h, req) ? msg_clone(ctld.config) : NULL;
 
+	change_begin();
 	if (h->body == ESGW__REQUEST__BODY_BATCH)
 		resp->status = batch_apply(req->batch, resp, &interfaces, err, errlen);
 	else
 		resp->status = h->fn(req, resp, err, errlen);
 	if (resp->status == OK)
-		resp->status = config_check_limits(ctld.config, err, errlen);
-	if (resp->status == OK && config_save(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
+		resp->status = before == NULL
+				       ? config_check_change_limits(ctld.config, err, errlen)
+				       : config_check_limits(ctld.config, err, errlen);
+	/* One from the log appended to the journal; one in place saved whole. */
+	if (resp->status == OK &&
+	    (before == NULL ? config_journal_append(ctld.config, ctld.opt.config_path, err, errlen)
+			    : config_save(ctld.config, ctld.opt.config_path, err, errlen)) < 0) {
 		ESGW_ERR("%s", err);
 		resp->status = ESGW__STATUS__STATUS_INTERNAL;
 	}
+	if (resp->status != OK && before == NULL) {
+		change_abort();
+		return;
+	}
 	if (resp->status != OK) {
+		state_loads_forget();
+		change_commit(false); /* frees what the log kept: the copy replaces it all */
 		config_free(ctld.config);
 		ctld.config = before;
 		state_changed();
 		return;
 	}
-	events_config_diff(before, ctld.config);
-	config_free(before);
+	change_commit(before == NULL);
+	if (before != NULL) {
+		events_config_diff(before, ctld.config);
+		config_free(before);
+	} else {
+		state_loads_follow(ctld.generation, ctld.generation + 1);
+	}
 	ctld_config_changed(interfaces);
 }
 

@@ -82,7 +82,7 @@ Esgw__Status route_add_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 	}
 	copy = msg_clone(r);
 	str_set(&copy->prefix, canon);
-	array_append(&ctld.config->routes, &ctld.config->n_routes, copy);
+	config_add(CONFIG_ROUTE, copy);
 	ESGW_INFO("route %s added", canon);
 	return OK;
 }
@@ -91,18 +91,18 @@ Esgw__Status route_del_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 			      size_t errlen)
 {
 	char canon[ESGW_ADDR_STRLEN];
+	Esgw__Route *r;
 
 	(void)resp;
 	if (route_prefix(req->route_del->prefix, canon, err, errlen) != OK)
 		return INVALID;
-	for (size_t i = 0; i < ctld.config->n_routes; i++) {
-		if (strcmp(ctld.config->routes[i]->prefix, canon) == 0) {
-			esgw__route__free_unpacked(ctld.config->routes[i], NULL);
-			array_remove(&ctld.config->routes, &ctld.config->n_routes, i);
-			ESGW_INFO("route %s deleted", canon);
-			return OK;
-		}
+	r = state_route(canon);
+	if (r == NULL) {
+		snprintf(err, errlen, "route %s does not exist", canon);
+		return NOT_FOUND;
 	}
-	snprintf(err, errlen, "route %s does not exist", canon);
-	return NOT_FOUND;
+	config_remove(CONFIG_ROUTE, state_position((void *const *)ctld.config->routes,
+						   ctld.config->n_routes, r));
+	ESGW_INFO("route %s deleted", canon);
+	return OK;
 }

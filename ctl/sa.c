@@ -99,7 +99,7 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	(void)resp;
 	if (status != OK)
 		return status;
-	worker = sa->worker >= 0 ? sa->worker : state_least_loaded_worker();
+	worker = sa->worker >= 0 ? sa->worker : state_least_loaded_worker_followed();
 	slot = state_free_slot();
 	if (slot < 0) {
 		snprintf(err, errlen,
@@ -111,7 +111,7 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	copy = sa_copy(sa, worker, slot, err, errlen);
 	if (copy == NULL)
 		return ESGW__STATUS__STATUS_INTERNAL;
-	array_append(&ctld.config->sas, &ctld.config->n_sas, copy);
+	config_add(CONFIG_SA, copy);
 	ESGW_INFO("SA %u added: spi 0x%08x, %s, worker %d, slot %d", copy->id, copy->spi,
 		  esgw_algorithm_name(copy->algorithm), worker, slot);
 	return OK;
@@ -121,6 +121,7 @@ Esgw__Status sa_del_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 {
 	uint32_t id = req->sa_del->id;
 	Esgw__Tunnel *t = state_tunnel_out(id);
+	Esgw__Sa *sa;
 
 	(void)resp;
 	if (t == NULL)
@@ -130,16 +131,15 @@ Esgw__Status sa_del_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 			 t->name);
 		return INVALID;
 	}
-	for (size_t i = 0; i < ctld.config->n_sas; i++) {
-		if (ctld.config->sas[i]->id == id) {
-			sa_free(ctld.config->sas[i]);
-			array_remove(&ctld.config->sas, &ctld.config->n_sas, i);
-			ESGW_INFO("SA %u deleted", id);
-			return OK;
-		}
+	sa = state_sa(id);
+	if (sa == NULL) {
+		snprintf(err, errlen, "SA %u does not exist", id);
+		return NOT_FOUND;
 	}
-	snprintf(err, errlen, "SA %u does not exist", id);
-	return NOT_FOUND;
+	config_remove(CONFIG_SA,
+		      state_position((void *const *)ctld.config->sas, ctld.config->n_sas, sa));
+	ESGW_INFO("SA %u deleted", id);
+	return OK;
 }
 
 void sa_wipe_keys(Esgw__Sa *sa)

@@ -98,12 +98,39 @@ static bool route_prefix_match(const void *item, const void *key)
 	return strcmp(((const Esgw__Route *)item)->prefix, key) == 0;
 }
 
+/* A route into a tunnel is found by its tunnel's name; one by next hop is
+ * in no entry of that index. */
+static size_t route_tunnel_keys(const void *item)
+{
+	return ((const Esgw__Route *)item)->tunnel[0] != '\0';
+}
+
+static uint64_t route_tunnel_hash(const void *item, size_t k)
+{
+	(void)k;
+	return state_hash_str(((const Esgw__Route *)item)->tunnel);
+}
+
+static bool route_tunnel_match(const void *item, const void *key)
+{
+	return strcmp(((const Esgw__Route *)item)->tunnel, key) == 0;
+}
+
 #define FIND(kind_keys, kind_hash, kind_match, arr, n, h, key)                                    \
 	({                                                                                         \
 		static struct state_index ix;                                                      \
 		static const struct state_index_kind kind = {kind_keys, kind_hash, kind_match};    \
-		state_index_find(&ix, &kind, (void *const *)(arr), (n), (h), (key));               \
+		state_index_find(&ix, &kind, &(arr), (void *const *)(arr), (n), (h), (key));       \
 	})
+
+size_t state_position(void *const *items, size_t n, const void *item)
+{
+	size_t i = 0;
+
+	while (i < n && items[i] != item)
+		i++;
+	return i;
+}
 
 Esgw__Sa *state_sa(uint32_t id)
 {
@@ -127,6 +154,12 @@ Esgw__Route *state_route(const char *prefix)
 {
 	return FIND(one_key, route_prefix_hash, route_prefix_match, ctld.config->routes,
 		    ctld.config->n_routes, state_hash_str(prefix), prefix);
+}
+
+Esgw__Route *state_route_into(const char *tunnel)
+{
+	return FIND(route_tunnel_keys, route_tunnel_hash, route_tunnel_match, ctld.config->routes,
+		    ctld.config->n_routes, state_hash_str(tunnel), tunnel);
 }
 
 Esgw__Tunnel *state_tunnel_out(uint32_t id)
@@ -169,10 +202,31 @@ int state_free_slot(void)
 	return slots.next < ctld.opt.max_sas ? (int)slots.next : -1;
 }
 
+void state_sa_removed(const Esgw__Sa *sa, size_t index)
+{
+	if (slots.epoch != state_epoch_now() || slots.config != ctld.config || index >= slots.n)
+		return; /* rebuilt at the next look anyway, or not marked yet */
+	slots.n--;
+	if (sa->slot < ESGW_MAX_SA) {
+		slots.used[sa->slot] = false;
+		if (sa->slot < slots.next)
+			slots.next = sa->slot;
+	}
+}
+
+static int least_of(const unsigned int *load)
+{
+	int best = 0;
+
+	for (int w = 1; w < (int)ctld.config->workers; w++)
+		if (load[w] < load[best])
+			best = w;
+	return best;
+}
+
 int state_least_loaded_worker(void)
 {
 	unsigned int load[ESGW_MAX_WORKERS] = {0};
-	int best = 0;
 
 	for (size_t i = 0; i < ctld.config->n_sas; i++) {
 		int w = ctld.config->sas[i]->worker;
@@ -180,10 +234,57 @@ int state_least_loaded_worker(void)
 		if (w >= 0 && w < ESGW_MAX_WORKERS)
 			load[w]++;
 	}
-	for (int w = 1; w < (int)ctld.config->workers; w++)
-		if (load[w] < load[best])
-			best = w;
-	return best;
+	return least_of(load);
+}
+
+/* The SAs per worker, counted once and followed through the changes of
+ * change.c (config_add and config_remove of SAs, in the generation they
+ * make); anything else that places SAs (a move, a change from a copy) makes
+ * another generation, and the next look counts again. */
+static struct {
+	uint64_t generation;
+	const void *config;
+	unsigned int load[ESGW_MAX_WORKERS];
+	bool valid;
+} loads;
+
+static bool loads_current(void)
+{
+	return loads.valid && loads.generation == ctld.generation && loads.config == ctld.config;
+}
+
+int state_least_loaded_worker_followed(void)
+{
+	if (!loads_current()) {
+		memset(loads.load, 0, sizeof(loads.load));
+		for (size_t i = 0; i < ctld.config->n_sas; i++) {
+			int w = ctld.config->sas[i]->worker;
+
+			if (w >= 0 && w < ESGW_MAX_WORKERS)
+				loads.load[w]++;
+		}
+		loads.generation = ctld.generation;
+		loads.config = ctld.config;
+		loads.valid = true;
+	}
+	return least_of(loads.load);
+}
+
+void state_sa_load(const Esgw__Sa *sa, int delta)
+{
+	if (loads_current() && sa->worker >= 0 && sa->worker < ESGW_MAX_WORKERS)
+		loads.load[sa->worker] += (unsigned int)delta;
+}
+
+void state_loads_follow(uint64_t from, uint64_t to)
+{
+	if (loads_current() && loads.generation == from)
+		loads.generation = to;
+}
+
+void state_loads_forget(void)
+{
+	loads.valid = false;
 }
 
 void *msg_clone(const void *msg)

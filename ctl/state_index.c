@@ -5,8 +5,10 @@
  * every hit is checked against the live array, so a stale entry can only
  * miss, never point at freed memory. It follows appends by itself (new items
  * at the end); anything else that changes an array's order or an indexed
- * key in place (a removal, a restored configuration, tunnel set) calls
- * state_changed(), and the next lookup rebuilds it. */
+ * key in place (a restored configuration, tunnel set) calls state_changed(),
+ * and the next lookup rebuilds it. A removal of one object (config_remove)
+ * is followed in place by state_index_removed(): its entries out, the
+ * positions behind it one down. */
 #include "ctld.h"
 
 #include <stdlib.h>
@@ -55,6 +57,71 @@ static void index_reset(struct state_index *ix, size_t cap)
 	ix->config = ctld.config;
 }
 
+/* Every index in use, to follow a removal. */
+static struct state_index *indexes[32];
+static const struct state_index_kind *index_kinds[32];
+static size_t n_indexes;
+
+static void index_register(struct state_index *ix, const struct state_index_kind *kind)
+{
+	for (size_t i = 0; i < n_indexes; i++)
+		if (indexes[i] == ix)
+			return;
+	if (n_indexes == sizeof(indexes) / sizeof(indexes[0]))
+		abort(); /* state.c has a fixed handful */
+	indexes[n_indexes] = ix;
+	index_kinds[n_indexes++] = kind;
+}
+
+/* Entry i out, the entries of its cluster behind it moved back where their
+ * hash allows (linear probing stays exact without tombstones). */
+static void index_delete(struct state_index *ix, size_t i)
+{
+	size_t mask = ix->cap - 1;
+
+	ix->pos[i] = 0;
+	ix->used--;
+	for (size_t j = (i + 1) & mask; ix->pos[j] != 0; j = (j + 1) & mask) {
+		size_t home = ix->hash[j] & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			ix->pos[i] = ix->pos[j];
+			ix->hash[i] = ix->hash[j];
+			ix->pos[j] = 0;
+			i = j;
+		}
+	}
+}
+
+void state_index_removed(const void *field, size_t index, const void *item)
+{
+	for (size_t x = 0; x < n_indexes; x++) {
+		struct state_index *ix = indexes[x];
+		const struct state_index_kind *kind = index_kinds[x];
+		size_t mask = ix->cap - 1;
+
+		/* Another array, or an index the next lookup rebuilds anyway. */
+		if (ix->field != field || ix->epoch != state_epoch || ix->config != ctld.config ||
+		    ix->cap == 0 || index >= ix->n)
+			continue;
+		for (size_t k = 0; k < kind->nkeys(item); k++) {
+			uint64_t h = kind->key_hash(item, k);
+
+			for (size_t i = h & mask; ix->pos[i] != 0; i = (i + 1) & mask) {
+				if (ix->pos[i] == index + 1 && ix->hash[i] == h) {
+					index_delete(ix, i);
+					break;
+				}
+			}
+		}
+		/* A pass over the table, as the array's memmove over its tail. */
+		for (size_t i = 0; i < ix->cap; i++)
+			if (ix->pos[i] > index + 1)
+				ix->pos[i]--;
+		ix->n--;
+	}
+}
+
 static void index_put(struct state_index *ix, uint64_t h, size_t pos)
 {
 	size_t mask = ix->cap - 1, i = h & mask;
@@ -88,12 +155,15 @@ static void index_catch_up(struct state_index *ix, const struct state_index_kind
 }
 
 void *state_index_find(struct state_index *ix, const struct state_index_kind *kind,
-		       void *const *items, size_t n, uint64_t h, const void *key)
+		       const void *field, void *const *items, size_t n, uint64_t h, const void *key)
 {
 	size_t mask, i;
 
-	if (ix->epoch != state_epoch || ix->config != ctld.config || n < ix->n || ix->cap == 0)
+	index_register(ix, kind);
+	if (ix->epoch != state_epoch || ix->config != ctld.config || n < ix->n || ix->cap == 0 ||
+	    ix->field != field)
 		index_reset(ix, ix->cap ? ix->cap : 64);
+	ix->field = field;
 	index_catch_up(ix, kind, items, n);
 	mask = ix->cap - 1;
 	for (i = h & mask; ix->pos[i] != 0; i = (i + 1) & mask) {

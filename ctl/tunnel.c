@@ -83,7 +83,7 @@ Esgw__Status tunnel_add_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	status = check_sa_in(t, NULL, err, errlen);
 	if (status != OK)
 		return status;
-	array_append(&ctld.config->tunnels, &ctld.config->n_tunnels, msg_clone(t));
+	config_add(CONFIG_TUNNEL, msg_clone(t));
 	ESGW_INFO("tunnel %s added: %s -> %s, sa-out %u", t->name, t->local, t->remote, t->sa_out);
 	return OK;
 }
@@ -93,6 +93,8 @@ Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 {
 	const char *name = req->tunnel_del->name;
 	const Esgw__Policy *policy = policy_of_tunnel(name);
+	const Esgw__Route *route;
+	Esgw__Tunnel *t;
 
 	(void)resp;
 	if (policy != NULL) {
@@ -100,24 +102,21 @@ Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 			 name, policy->name);
 		return INVALID;
 	}
-	for (size_t r = 0; r < ctld.config->n_routes; r++) {
-		if (strcmp(ctld.config->routes[r]->tunnel, name) == 0) {
-			snprintf(err, errlen,
-				 "tunnel %s is used by route %s: delete the route first", name,
-				 ctld.config->routes[r]->prefix);
-			return INVALID;
-		}
+	route = state_route_into(name);
+	if (route != NULL) {
+		snprintf(err, errlen, "tunnel %s is used by route %s: delete the route first", name,
+			 route->prefix);
+		return INVALID;
 	}
-	for (size_t i = 0; i < ctld.config->n_tunnels; i++) {
-		if (strcmp(ctld.config->tunnels[i]->name, name) == 0) {
-			esgw__tunnel__free_unpacked(ctld.config->tunnels[i], NULL);
-			array_remove(&ctld.config->tunnels, &ctld.config->n_tunnels, i);
-			ESGW_INFO("tunnel %s deleted", name);
-			return OK;
-		}
+	t = state_tunnel(name);
+	if (t == NULL) {
+		snprintf(err, errlen, "tunnel %.40s does not exist", name);
+		return NOT_FOUND;
 	}
-	snprintf(err, errlen, "tunnel %.40s does not exist", name);
-	return NOT_FOUND;
+	config_remove(CONFIG_TUNNEL, state_position((void *const *)ctld.config->tunnels,
+						    ctld.config->n_tunnels, t));
+	ESGW_INFO("tunnel %s deleted", name);
+	return OK;
 }
 
 /* Rekey without loss (RFC 4301 4.4.2.1 semantics): replace an existing

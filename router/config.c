@@ -5,7 +5,8 @@
  * (neighbor.c). Addresses come in binary (proto/dataplane.proto): no part of
  * it parses text. The tables are built fresh and swapped in whole; the data
  * thread calls this between bursts, so packets never see a half-applied
- * configuration. */
+ * configuration. A change alone (DpConfigDelta) is applied to them in place
+ * by config_delta.c, between bursts too. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,13 @@ void router_tables_free(struct router_tables *t)
 		return;
 	fib_free(&t->fib);
 	fib6_free(&t->fib6);
+	for (uint32_t i = 0; t->tunnel_in != NULL && i < t->nb_tunnels; i++) {
+		free(t->tunnel_in[i].spi);
+		free(t->tunnel_in[i].slot);
+	}
+	free(t->tunnel_in);
+	free(t->tunnel_by_name);
+	free(t->sa_conf);
 	free(t->tunnels);
 	free(t->sa_in);
 	spd_free(t->spd);
@@ -241,6 +249,7 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	lookup_build(cfg);
 	if (reassembly_init(r) < 0 || add_ports(t, cfg, err, errlen) < 0 ||
 	    config_fib_build(t, cfg, err, errlen) < 0 ||
+	    (config_delta_index(t, cfg) < 0 && snprintf(err, errlen, "out of memory")) ||
 	    config_tunnel_build(t, cfg, err, errlen) < 0 || spd_build(t, cfg, err, errlen) < 0 ||
 	    neighbor_static_check(t, cfg, err, errlen) < 0) {
 		lookup_free();
@@ -256,6 +265,7 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 		r->crypto_ring[w] = rte_ring_lookup(ring_name);
 	}
 	natt_ports_build(t, cfg);
+	config_delta_natt_refs(t);
 	punt_ring_lookup(r); /* rxtx may have created it since */
 	router_flush(r);     /* batches hold ring pointers of the old tables */
 	/* After the flush: the markers go behind every packet already sent. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Longest-prefix match: sorted route groups per prefix length, bisection within
- * a group. Chosen over a trie because tables are small and rebuilt whole on
- * every configuration push, and because it is easy to check by reading. */
+ * a group. Chosen over a trie because it is easy to check by reading; built
+ * whole on a push of the whole configuration, changed in place by one route
+ * (a memmove of the entries behind it) on a change. */
 #include "fib.h"
 
 #include <stdlib.h>
@@ -95,4 +96,125 @@ const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst)
 		}
 	}
 	return NULL;
+}
+
+/* Where the group of prefix length len is or would go (groups are longest
+ * first); *found whether it exists. */
+static uint32_t group_of(const struct fib *fib, uint8_t len, int *found)
+{
+	uint32_t g = 0;
+
+	while (g < fib->nb_groups && fib->groups[g].mask > mask_of(len))
+		g++;
+	*found = g < fib->nb_groups && fib->groups[g].mask == mask_of(len);
+	return g;
+}
+
+/* The position of route (len, prefix) in its group's range, or where it
+ * would go; *found whether it is there. */
+static uint32_t position_of(const struct fib *fib, uint32_t g, uint32_t prefix, int *found)
+{
+	uint32_t lo = fib->groups[g].start, hi = fib->groups[g].end;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (fib->routes[mid].prefix < prefix)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	*found = lo < fib->groups[g].end && fib->routes[lo].prefix == prefix;
+	return lo;
+}
+
+int fib_insert(struct fib *fib, const struct fib_route *route)
+{
+	struct fib_route r = *route, *grown;
+	int has_group, has_route;
+	uint32_t g, at;
+
+	if (r.len > 32)
+		return -1;
+	r.prefix &= mask_of(r.len);
+	g = group_of(fib, r.len, &has_group);
+	if (!has_group) {
+		uint32_t start = g < fib->nb_groups ? fib->groups[g].start : fib->nb_routes;
+
+		memmove(&fib->groups[g + 1], &fib->groups[g],
+			(fib->nb_groups - g) * sizeof(fib->groups[0]));
+		fib->groups[g].mask = mask_of(r.len);
+		fib->groups[g].start = fib->groups[g].end = start;
+		fib->nb_groups++;
+	}
+	at = position_of(fib, g, r.prefix, &has_route);
+	if (has_route) {
+		/* As fib_build: the lowest kind (then port, gateway, tunnel) stays. */
+		if (route_order(&r, &fib->routes[at]) < 0)
+			fib->routes[at] = r;
+		return 0;
+	}
+	grown = realloc(fib->routes, (fib->nb_routes + 1) * sizeof(*grown));
+	if (grown == NULL) {
+		if (fib->groups[g].start == fib->groups[g].end) { /* the group just made */
+			memmove(&fib->groups[g], &fib->groups[g + 1],
+				(fib->nb_groups - g - 1) * sizeof(fib->groups[0]));
+			fib->nb_groups--;
+		}
+		return -1;
+	}
+	fib->routes = grown;
+	memmove(&fib->routes[at + 1], &fib->routes[at], (fib->nb_routes - at) * sizeof(*grown));
+	fib->routes[at] = r;
+	fib->nb_routes++;
+	fib->groups[g].end++;
+	for (uint32_t k = g + 1; k < fib->nb_groups; k++) {
+		fib->groups[k].start++;
+		fib->groups[k].end++;
+	}
+	return 0;
+}
+
+int fib_remove(struct fib *fib, uint32_t prefix, uint8_t len, uint8_t kind)
+{
+	int has_group, has_route;
+	uint32_t g, at;
+
+	if (len > 32)
+		return -1;
+	prefix &= mask_of(len);
+	g = group_of(fib, len, &has_group);
+	if (!has_group)
+		return -1;
+	at = position_of(fib, g, prefix, &has_route);
+	if (!has_route || fib->routes[at].kind != kind)
+		return -1; /* none, or one of another kind wins that prefix */
+	memmove(&fib->routes[at], &fib->routes[at + 1],
+		(fib->nb_routes - at - 1) * sizeof(fib->routes[0]));
+	fib->nb_routes--;
+	fib->groups[g].end--;
+	for (uint32_t k = g + 1; k < fib->nb_groups; k++) {
+		fib->groups[k].start--;
+		fib->groups[k].end--;
+	}
+	if (fib->groups[g].start == fib->groups[g].end) {
+		memmove(&fib->groups[g], &fib->groups[g + 1],
+			(fib->nb_groups - g - 1) * sizeof(fib->groups[0]));
+		fib->nb_groups--;
+	}
+	return 0;
+}
+
+const struct fib_route *fib_exact(const struct fib *fib, uint32_t prefix, uint8_t len)
+{
+	int has_group, has_route;
+	uint32_t g, at;
+
+	if (len > 32)
+		return NULL;
+	g = group_of(fib, len, &has_group);
+	if (!has_group)
+		return NULL;
+	at = position_of(fib, g, prefix & mask_of(len), &has_route);
+	return has_route ? &fib->routes[at] : NULL;
 }

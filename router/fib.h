@@ -45,6 +45,14 @@ struct fib {
  * -1 on a bad length or out of memory. */
 int fib_build(struct fib *fib, const struct fib_route *routes, size_t n);
 void fib_free(struct fib *fib);
+/* One route more, as fib_build would hold it (a duplicate prefix keeps the
+ * lower kind). 0, or -1 on a bad length or out of memory (fib unchanged). */
+int fib_insert(struct fib *fib, const struct fib_route *route);
+/* The route of prefix/len and kind out: 0, or -1 if there is none (or
+ * another kind holds the prefix). */
+int fib_remove(struct fib *fib, uint32_t prefix, uint8_t len, uint8_t kind);
+/* The route held for exactly prefix/len, or NULL. */
+const struct fib_route *fib_exact(const struct fib *fib, uint32_t prefix, uint8_t len);
 /* The most specific route covering dst, or NULL. */
 const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst);
 

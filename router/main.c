@@ -198,6 +198,7 @@ int main(int argc, char **argv)
 		goto out_eal;
 	r->dp.listen_fd = r->dp.conn_fd = -1;
 	r->dp.on_config = router_config_apply;
+	r->dp.on_config_delta = router_config_delta;
 	r->dp.on_stats = router_stats;
 	r->hz = rte_get_tsc_hz();
 

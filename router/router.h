@@ -75,6 +75,19 @@ struct router_sa_in {
 #define ROUTER_NATT_PORTS_MAX ESGW_MAX_NATT_PORTS
 struct spd_table;
 
+/* What a change applied in place (config_delta.c) needs of the configuration
+ * the tables hold: each SA by id, each tunnel by name and its inbound SAs,
+ * how many SAs use each NAT-T port. Built with the tables, kept up to date by
+ * each change. */
+struct router_sa_conf {
+	uint32_t id, slot, worker, spi, algorithm, udp_sport;
+	uint8_t udp_encap, used;
+};
+struct router_tunnel_in {
+	uint32_t n;
+	uint32_t *spi, *slot;
+};
+
 struct router_tables {
 	uint64_t generation;
 	uint32_t workers; /* 0: not told, do not check */
@@ -91,6 +104,15 @@ struct router_tables {
 	uint32_t nb_natt_ports;
 	/* By inbound SA slot: index + 1 of its tunnel, 0 for none (source_check.c). */
 	uint32_t sa_tunnel[ESGW_MAX_SA];
+	/* For changes in place (config_delta.c); open addressing, linear probing. */
+	struct router_sa_conf *sa_conf; /* by id */
+	uint32_t sa_conf_mask, sa_conf_used;
+	uint32_t *tunnel_by_name; /* index + 1 of the tunnel, 0: free */
+	uint32_t tunnel_by_name_mask;
+	struct router_tunnel_in *tunnel_in; /* by tunnel index */
+	uint32_t tunnels_cap;               /* of tunnels and tunnel_in */
+	uint32_t sa_in_used;
+	uint32_t natt_refs[ROUTER_NATT_PORTS_MAX]; /* SAs using natt_ports[i] */
 };
 
 #define FOREACH_ROUTER_COUNTER(X)                                                                  \
@@ -207,6 +229,32 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 void router_tables_free(struct router_tables *t);
 /* config_tunnel.c: the SPI table's lookup. */
 const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi);
+/* config_delta.c: a DpConfigDelta applied to r->tables in place; 1 (nothing
+ * changed) for a change it leaves to a whole push. */
+int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *err,
+			size_t errlen);
+/* The SA of id in t's kept configuration, as the DpSa fields the tunnels
+ * use (into buf), or NULL. */
+const Esgw__DpSa *router_sa_conf_find(const struct router_tables *t, uint32_t id, Esgw__DpSa *buf);
+/* What changes in place keep beside the tables, from cfg (a whole push). */
+int config_delta_index(struct router_tables *t, const Esgw__DpConfig *cfg);
+/* How many SAs use each of t->natt_ports (after natt_ports_build). */
+void config_delta_natt_refs(struct router_tables *t);
+/* config_tunnel.c, for changes: tunnel tc added at the end (its SAs from the
+ * kept configuration), or the tunnel at index removed (the last one moves
+ * into its place). 0, or -1 with err. */
+int config_tunnel_add(struct router_tables *t, const Esgw__DpTunnel *tc, char *err, size_t errlen);
+/* The index of the tunnel called name, or -1. */
+int config_tunnel_find(const struct router_tables *t, const char *name);
+void config_tunnel_remove(struct router_tables *t, uint32_t index);
+/* The outer next hop of the IPv4 tunnels whose remote is in prefix/len
+ * looked up again (a route of that prefix came or went). */
+void config_tunnel_resolve_in(struct router_tables *t, uint32_t prefix, uint8_t len);
+/* Slot i of an open-addressing table (linear probing) of mask + 1 entries of
+ * size bytes emptied, the entries after it moved back where their home
+ * (home_of) allows, so that lookups stop at the first empty entry still. */
+void probe_remove(void *table, size_t size, uint32_t mask, uint32_t i,
+		  uint32_t (*home_of)(const void *entry), int (*used)(const void *entry));
 /* config.c: the gateway address to use as source toward dst (ICMP it originates). */
 uint32_t router_source_address(const struct router_tables *t, uint32_t dst);
 

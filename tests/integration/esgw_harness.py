@@ -106,6 +106,57 @@ def find_binary(name):
     return None
 
 
+def journal_records(path):
+    """The payloads of the records of a configuration journal (ctl/config_journal.c):
+    4-byte big-endian length, CRC-32, payload; the first names the snapshot.
+    Stops at the first torn or corrupt one, as esgw-ctld does."""
+    import zlib
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except FileNotFoundError:
+        return []
+    out, off = [], 0
+    while off + 8 <= len(data):
+        n, crc = struct.unpack(">II", data[off:off + 8])
+        payload = data[off + 8:off + 8 + n]
+        if len(payload) != n or zlib.crc32(payload) != crc:
+            break
+        out.append(payload)
+        off += 8 + n
+    return out
+
+
+def saved_config(pb, path):
+    """The configuration esgw-ctld saved at path: the snapshot and the changes of
+    its journal (path.journal) replayed on it, as esgw-ctld does at start."""
+    import zlib
+    with open(path, "rb") as f:
+        snap = f.read()
+    config = pb.Config.FromString(snap)
+    records = journal_records(path + ".journal")
+    if not records or records[0] != struct.pack(">QI", len(snap), zlib.crc32(snap)):
+        return config  # none, or it follows another snapshot
+    fields = {"sa": ("sas", lambda o: o.id), "route": ("routes", lambda o: o.prefix),
+              "tunnel": ("tunnels", lambda o: o.name),
+              "neighbor": ("neighbors", lambda o: (o.interface, o.address))}
+    for payload in records[1:]:
+        for req in pb.Batch.FromString(payload).requests:
+            body = req.WhichOneof("body")
+            kind, op = body.rsplit("_", 1)
+            field, key = fields[kind]
+            arr, obj = getattr(config, field), getattr(req, body)
+            k = obj.id if kind == "sa" and op == "del" else key(obj)
+            old = [i for i, o in enumerate(arr) if key(o) == k]
+            if op == "add" and old:
+                arr[old[-1]].CopyFrom(obj)
+            elif op == "add":
+                arr.add().CopyFrom(obj)
+            elif old:
+                del arr[old[-1]]
+    return config
+
+
 def missing_binaries():
     return [n for n in ROLES + ("esgwctl",) if find_binary(n) is None]
 

@@ -357,17 +357,24 @@ def test_persistence_across_kill9(ctld):
 
 
 def test_truncated_config_falls_back_to_prev(ctld):
+    """A snapshot that does not parse is kept as .bad and the one before it
+    (.prev) used; the journal, which follows the unusable snapshot, is not
+    replayed on .prev. A start compacts the journal into a new snapshot."""
     basic_config(ctld)
+    ctld.stop()
+    ctld.start()  # compacted: the snapshot is basic_config
     good = ctld.json("show", "config")
     ctld.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
             GCM_KEY + GCM_SALT)
+    ctld.stop()
+    ctld.start()  # compacted again: .prev is basic_config
     ctld.stop()
     data = open(ctld.config, "rb").read()
     for cut in (len(data) - 1, len(data) - 2, len(data) - 5, len(data) // 2, 0):
         with open(ctld.config, "wb") as f:
             f.write(data[:cut])
         ctld.start()
-        # .prev is the state before the last change
+        # .prev is the snapshot before the last compaction
         assert ctld.json("show", "config") == good, cut
         assert os.path.exists(ctld.config + ".bad")
         assert "unusable" in ctld.logtext()
@@ -378,6 +385,85 @@ def test_truncated_config_falls_back_to_prev(ctld):
             f.write(data)
 
 
+def sc_write(path, lines):
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def journal_with_sa_30(ctld):
+    """basic_config in a snapshot, SA 30 added after it: the journal's last
+    record. The configuration before it, and the journal's bytes."""
+    basic_config(ctld)
+    ctld.stop()
+    ctld.start()  # compacted: the snapshot is basic_config, the journal empty
+    good = ctld.json("show", "config")
+    ctld.ok("route", "add", "10.3.0.0/24", "tunnel", "t0")
+    mid = ctld.json("show", "config")
+    ctld.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
+            GCM_KEY + GCM_SALT)
+    ctld.stop()
+    with open(ctld.config + ".journal", "rb") as f:
+        data = f.read()
+    assert len(h.journal_records(ctld.config + ".journal")) == 3  # snapshot id, 2 changes
+    return good, mid, data
+
+
+@pytest.mark.parametrize("damage", ["torn", "corrupt"])
+def test_journal_torn_or_corrupt_record_refused(ctld, pb, damage):
+    """A journal whose last record was cut short (a crash mid-append) or does
+    not match its CRC is refused from that record on, with a message naming
+    the file and the offset; the state of the last good record is restored
+    and compacted into the snapshot, the journal kept as .journal.bad."""
+    good, mid, data = journal_with_sa_30(ctld)
+    last = len(data) - len(h.journal_records(ctld.config + ".journal")[-1]) - 8
+    damaged = data[:-3] if damage == "torn" else \
+        data[:last + 12] + bytes([data[last + 12] ^ 0xff]) + data[last + 13:]
+    with open(ctld.config + ".journal", "wb") as f:
+        f.write(damaged)
+    ctld.start()
+    assert ctld.json("show", "config") == mid
+    log = ctld.logtext()
+    assert "%s.journal: record at offset %d is %s" % (ctld.config, last, damage) in log, log
+    assert os.path.exists(ctld.config + ".journal.bad")
+    # What was restored is in the snapshot now, alone.
+    assert len(h.journal_records(ctld.config + ".journal")) == 1
+    assert [r.prefix for r in pb.Config.FromString(open(ctld.config, "rb").read()).routes] == \
+        [r["prefix"] for r in mid["config"]["routes"]]
+    ctld.stop()
+    ctld.start()
+    assert ctld.json("show", "config") == mid
+    assert good != mid
+
+
+def test_journal_replayed_and_compacted(ctld, pb):
+    """Changes after the snapshot are in the journal only, replayed at start
+    and then compacted into a snapshot that loads alone; a change whose
+    record would take the journal past its bound is saved as a snapshot."""
+    good, mid, data = journal_with_sa_30(ctld)
+    snapshot = open(ctld.config, "rb").read()
+    assert not any(s.id == 30 for s in pb.Config.FromString(snapshot).sas)
+    assert any(s.id == 30 for s in h.saved_config(pb, ctld.config).sas)
+    ctld.start()
+    after = ctld.json("show", "config")
+    assert any(s["id"] == 30 for s in after["config"]["sas"])
+    assert len(h.journal_records(ctld.config + ".journal")) == 1
+    assert any(s.id == 30 for s in pb.Config.FromString(open(ctld.config, "rb").read()).sas)
+    # One batch larger than the bound: saved whole, the journal starts anew.
+    batch = ["route add 10.%d.%d.0/24 tunnel t0" % (100 + k // 250, k % 250)
+             for k in range(4000)]
+    path = os.path.join(os.path.dirname(ctld.config), "routes.batch")
+    sc_write(path, batch)
+    ctld.ok("-f", path)
+    assert len(h.journal_records(ctld.config + ".journal")) == 1
+    assert len(pb.Config.FromString(open(ctld.config, "rb").read()).routes) == \
+        len(after["config"]["routes"]) + 4000
+    ctld.stop()
+    ctld.start()
+    assert len(ctld.json("show", "config")["config"]["routes"]) == \
+        len(after["config"]["routes"]) + 4000
+
+
 def test_config_files_are_private_and_never_followed(ctld, tmp_path):
     """The configuration, .prev and .bad stay 0600 even if a file was wider
     before; the temporary file is created anew (O_EXCL), never written
@@ -385,12 +471,19 @@ def test_config_files_are_private_and_never_followed(ctld, tmp_path):
     basic_config(ctld)
     os.chmod(ctld.config, 0o644)  # e.g. copied in by hand
     target = tmp_path / "elsewhere"
-    os.symlink(str(target), ctld.config + ".tmp")
-    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")
+    for tmp in (".tmp", ".journal.tmp"):
+        os.symlink(str(target), ctld.config + tmp)
+    ctld.ok("route", "add", "10.9.0.0/24", "via", "192.0.2.254")  # journaled
+    ctld.stop()
+    ctld.start()  # compacted: a new snapshot and journal, through .tmp files
+    ctld.ok("route", "add", "10.10.0.0/24", "via", "192.0.2.254")
     assert not target.exists(), "the save wrote through a symbolic link"
-    assert not os.path.islink(ctld.config + ".tmp")
-    for f in (ctld.config, ctld.config + ".prev"):
+    for tmp in (".tmp", ".journal.tmp"):
+        assert not os.path.islink(ctld.config + tmp)
+    for f in (ctld.config, ctld.config + ".prev", ctld.config + ".journal"):
         assert oct(os.stat(f).st_mode & 0o777) == "0o600", f
+    ctld.stop()
+    ctld.start()  # compacted: .prev has the routes
     ctld.stop()
     os.chmod(ctld.config + ".prev", 0o644)
     with open(ctld.config, "r+b") as f:
@@ -515,8 +608,7 @@ def test_idle_does_not_spin(ctld):
 # ---------------------------------------------------------------- key input
 
 def saved_keys(d, pb, sa_id):
-    with open(d.config, "rb") as f:
-        sa = next(s for s in pb.Config.FromString(f.read()).sas if s.id == sa_id)
+    sa = next(s for s in h.saved_config(pb, d.config).sas if s.id == sa_id)
     return sa.crypto_key.hex(), sa.integ_key.hex(), sa.salt.hex()
 
 
@@ -1056,8 +1148,7 @@ def test_fake_worker_sequence_reservation(tmp_path, pb, dp):
     d = Ctld(tmp_path)
 
     def saved_floor():
-        with open(d.config, "rb") as f:
-            return {s.id: s.seq_out_floor for s in pb.Config.FromString(f.read()).sas}
+        return {s.id: s.seq_out_floor for s in h.saved_config(pb, d.config).sas}
 
     stats = dp.DpStats(role="crypto", worker=0, pid=4343,
                        sas=[dp.DpSaStats(id=10, slot=0, seq_out=0, seq_out_max=99)])

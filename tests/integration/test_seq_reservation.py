@@ -39,8 +39,7 @@ def disk_floor(gw, sa_id):
     pb = h.esgw_pb2()
     if pb is None:
         pytest.skip("no protoc / python protobuf to read the configuration file")
-    with open(gw.config, "rb") as f:
-        cfg = pb.Config.FromString(f.read())
+    cfg = h.saved_config(pb, gw.config)
     return next(s.seq_out_floor for s in cfg.sas if s.id == sa_id)
 
 

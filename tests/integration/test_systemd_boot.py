@@ -282,9 +282,7 @@ def test_cpu_dropins_take_effect(sd):
 
 def persisted_floor(ct, pb, sa_id):
     """seq_out_floor of an SA in the configuration file ctld saved."""
-    config = pb.Config()
-    with open(ct.path("/var/lib/esgw/config.pb"), "rb") as f:
-        config.ParseFromString(f.read())
+    config = h.saved_config(pb, ct.path("/var/lib/esgw/config.pb"))
     return next(sa.seq_out_floor for sa in config.sas if sa.id == sa_id)
 
 

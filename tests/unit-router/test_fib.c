@@ -88,6 +88,56 @@ static void test_fib(void)
 	CHECK(fib_build(&fib, &bad, 1) < 0, "length 33 refused");
 }
 
+/* Two FIBs hold the same routes in the same groups. */
+static int fib_same(const struct fib *a, const struct fib *b)
+{
+	if (a->nb_routes != b->nb_routes || a->nb_groups != b->nb_groups)
+		return 0;
+	for (uint32_t g = 0; g < a->nb_groups; g++)
+		if (a->groups[g].mask != b->groups[g].mask ||
+		    a->groups[g].start != b->groups[g].start || a->groups[g].end != b->groups[g].end)
+			return 0;
+	return a->nb_routes == 0 || memcmp(a->routes, b->routes, a->nb_routes * sizeof(*a->routes)) == 0;
+}
+
+/* Routes inserted one at a time, in either order, then some removed, hold
+ * what fib_build makes of the routes left (a change applied in place equals a
+ * whole push). */
+static void test_fib_in_place(void)
+{
+	size_t n = sizeof(table) / sizeof(table[0]);
+	struct fib built, grown = {0}, shrunk = {0};
+	struct fib_route left[sizeof(table) / sizeof(table[0])];
+	size_t n_left = 0;
+
+	for (size_t i = 0; i < n; i++)
+		CHECK(fib_insert(&grown, &table[i]) == 0, "insert #%zu", i);
+	for (size_t i = n; i-- > 0;)
+		CHECK(fib_insert(&shrunk, &table[i]) == 0, "insert reversed #%zu", i);
+	CHECK(fib_build(&built, table, n) == 0, "build");
+	CHECK(fib_same(&grown, &built), "inserted = built");
+	CHECK(fib_same(&shrunk, &built), "inserted in reverse = built");
+	fib_free(&built);
+	/* Out: the tunnel route, the default, one /32; a route shadowed by a
+	 * lower kind is not there to remove. */
+	CHECK(fib_remove(&shrunk, IP(10, 1, 0, 0), 16, FIB_TUNNEL) == 0, "remove tunnel route");
+	CHECK(fib_remove(&shrunk, 0, 0, FIB_VIA) == 0, "remove default");
+	CHECK(fib_remove(&shrunk, IP(255, 255, 255, 255), 32, FIB_VIA) == 0, "remove /32");
+	CHECK(fib_remove(&shrunk, IP(172, 16, 0, 0), 12, FIB_VIA) < 0, "shadowed: not there");
+	CHECK(fib_remove(&shrunk, IP(10, 1, 0, 0), 16, FIB_TUNNEL) < 0, "removed twice");
+	CHECK(fib_exact(&shrunk, IP(10, 1, 2, 0), 24) != NULL, "exact /24");
+	CHECK(fib_exact(&shrunk, IP(10, 1, 0, 0), 16) == NULL, "exact: gone");
+	for (size_t i = 0; i < n; i++)
+		if (!(table[i].len == 16 || table[i].len == 0 ||
+		      (table[i].len == 32 && table[i].port == 5)))
+			left[n_left++] = table[i];
+	CHECK(fib_build(&built, left, n_left) == 0, "build of what is left");
+	CHECK(fib_same(&shrunk, &built), "removed = built without");
+	fib_free(&built);
+	fib_free(&grown);
+	fib_free(&shrunk);
+}
+
 /* A valid 20-byte IPv4 header for a packet of total_len bytes. */
 static void make_ipv4(uint8_t *p, uint16_t total_len, uint8_t ttl, uint16_t id)
 {
@@ -285,6 +335,7 @@ static void test_small_parsers(void)
 int main(void)
 {
 	test_fib();
+	test_fib_in_place();
 	test_ipv4_check();
 	test_ttl_checksum();
 	test_arp();

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* A configuration change (DpConfigDelta) applied to the router's tables in
+ * place, between bursts like a whole push: routes into tunnels in and out of
+ * the FIB, tunnels added at the end of the tunnel table or removed (the last
+ * one moving into the hole, config_tunnel.c), SAs in and out of the SA table
+ * kept beside the tables for the tunnels that will use them, NAT-T ports
+ * counted. What it does not do in place (IPv6 routes, routes by next hop:
+ * their port comes from the connected subnets the whole build collects) it
+ * answers 1 for before changing anything, and esgw-ctld pushes the whole
+ * configuration instead; so it does for a change of many routes. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addr.h"
+#include "log.h"
+#include "router.h"
+
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		snprintf(err, errlen, __VA_ARGS__);                                                \
+		goto fail;                                                                         \
+	} while (0)
+
+#define DELTA_ROUTES_MAX 256
+
+static uint32_t id_hash(uint32_t id)
+{
+	return id * 2654435761u;
+}
+
+static const struct router_tables *probing; /* for sa_home */
+
+static uint32_t sa_home(const void *e)
+{
+	return id_hash(((const struct router_sa_conf *)e)->id) & probing->sa_conf_mask;
+}
+
+static int sa_used(const void *e)
+{
+	return ((const struct router_sa_conf *)e)->used;
+}
+
+/* The entry of id, or the free one where it would go. */
+static struct router_sa_conf *sa_entry(const struct router_tables *t, uint32_t id)
+{
+	uint32_t i = id_hash(id) & t->sa_conf_mask;
+
+	while (t->sa_conf[i].used && t->sa_conf[i].id != id)
+		i = (i + 1) & t->sa_conf_mask;
+	return &t->sa_conf[i];
+}
+
+const Esgw__DpSa *router_sa_conf_find(const struct router_tables *t, uint32_t id, Esgw__DpSa *buf)
+{
+	const struct router_sa_conf *c;
+
+	if (t->sa_conf == NULL)
+		return NULL;
+	c = sa_entry(t, id);
+	if (!c->used)
+		return NULL;
+	esgw__dp_sa__init(buf);
+	buf->id = c->id;
+	buf->slot = c->slot;
+	buf->worker = c->worker;
+	buf->spi = c->spi;
+	buf->algorithm = (Esgw__Algorithm)c->algorithm;
+	buf->udp_encap = c->udp_encap;
+	buf->udp_sport = c->udp_sport;
+	return buf;
+}
+
+/* A table for n SAs at most half full; the old entries moved in. */
+static int sa_table_size(struct router_tables *t, size_t n)
+{
+	uint32_t size = 16, old_mask = t->sa_conf_mask;
+	struct router_sa_conf *old = t->sa_conf;
+
+	while (size < 2 * n)
+		size *= 2;
+	t->sa_conf = calloc(size, sizeof(*t->sa_conf));
+	if (t->sa_conf == NULL) {
+		t->sa_conf = old;
+		return -1;
+	}
+	t->sa_conf_mask = size - 1;
+	for (uint32_t i = 0; old != NULL && i <= old_mask; i++)
+		if (old[i].used)
+			*sa_entry(t, old[i].id) = old[i];
+	free(old);
+	return 0;
+}
+
+static void sa_put(struct router_tables *t, const Esgw__DpSa *s)
+{
+	struct router_sa_conf *c = sa_entry(t, s->id);
+
+	t->sa_conf_used += !c->used;
+	*c = (struct router_sa_conf){.id = s->id,
+				     .slot = s->slot,
+				     .worker = s->worker,
+				     .spi = s->spi,
+				     .algorithm = (uint32_t)s->algorithm,
+				     .udp_sport = s->udp_sport,
+				     .udp_encap = s->udp_encap,
+				     .used = 1};
+}
+
+/* How many SAs use each NAT-T port: a port goes when its last SA does (4500
+ * stays: IKE moves there before any SA exists). */
+static void natt_ref(struct router_tables *t, const Esgw__DpSa *s, int delta)
+{
+	uint16_t port = natt_local_port(s);
+	uint32_t k = 0;
+
+	if (port == 0)
+		return;
+	while (k < t->nb_natt_ports && t->natt_ports[k] != port)
+		k++;
+	if (k == t->nb_natt_ports) {
+		if (delta < 0 || k == ROUTER_NATT_PORTS_MAX)
+			return; /* as natt_ports_build: the ports past the limit are not taken */
+		t->natt_ports[t->nb_natt_ports++] = port;
+		t->natt_refs[k] = 0;
+	}
+	t->natt_refs[k] += (uint32_t)delta;
+	if (t->natt_refs[k] == 0 && port != 4500) { /* RFC 3948 */
+		t->nb_natt_ports--;
+		t->natt_ports[k] = t->natt_ports[t->nb_natt_ports];
+		t->natt_refs[k] = t->natt_refs[t->nb_natt_ports];
+	}
+}
+
+int config_delta_index(struct router_tables *t, const Esgw__DpConfig *cfg)
+{
+	if (sa_table_size(t, cfg->n_sas) < 0)
+		return -1;
+	for (size_t i = 0; i < cfg->n_sas; i++)
+		sa_put(t, cfg->sas[i]);
+	return 0;
+}
+
+void config_delta_natt_refs(struct router_tables *t)
+{
+	Esgw__DpSa buf;
+
+	memset(t->natt_refs, 0, sizeof(t->natt_refs));
+	for (uint32_t i = 0; t->sa_conf != NULL && i <= t->sa_conf_mask; i++) {
+		uint16_t port;
+
+		if (!t->sa_conf[i].used)
+			continue;
+		port = natt_local_port(router_sa_conf_find(t, t->sa_conf[i].id, &buf));
+		for (uint32_t k = 0; port != 0 && k < t->nb_natt_ports; k++)
+			if (t->natt_ports[k] == port)
+				t->natt_refs[k]++;
+	}
+}
+
+/* A route of a change: an IPv4 prefix into a tunnel, else 1 (left to a whole
+ * push). */
+static int route_prefix(const Esgw__DpPrefix *p, const char *tunnel, struct esgw_addr *prefix)
+{
+	if (p == NULL ||
+	    esgw_addr_from_bytes(prefix, p->address.data, p->address.len, p->length) < 0 ||
+	    prefix->family != 4)
+		return 1;
+	return tunnel != NULL && tunnel[0] == '\0' ? 1 : 0;
+}
+
+/* The ones a whole push does: refused before anything changes. A deleted
+ * route is the FIB's of its prefix: into a tunnel, or shadowed by a local or
+ * connected one (nothing to remove), not by next hop. */
+static int delta_in_place(const struct router_tables *t, const Esgw__DpConfigDelta *d)
+{
+	struct esgw_addr prefix;
+
+	for (size_t i = 0; i < d->n_routes; i++)
+		if (route_prefix(d->routes[i]->prefix, d->routes[i]->tunnel, &prefix) != 0)
+			return 0;
+	for (size_t i = 0; i < d->n_routes_deleted; i++) {
+		const struct fib_route *rt;
+
+		if (route_prefix(d->routes_deleted[i], NULL, &prefix) != 0)
+			return 0;
+		rt = fib_exact(&t->fib, esgw_addr_ipv4(&prefix), prefix.len);
+		if (rt != NULL && rt->kind == FIB_VIA)
+			return 0;
+	}
+	return 1;
+}
+
+static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err,
+		       size_t errlen)
+{
+	struct esgw_addr prefix;
+	Esgw__DpSa buf;
+
+	for (size_t i = 0; i < d->n_routes_deleted; i++) {
+		route_prefix(d->routes_deleted[i], NULL, &prefix);
+		/* -1: shadowed by a local or connected route of that prefix, as
+		 * the whole build would have it: nothing to remove. */
+		fib_remove(&t->fib, esgw_addr_ipv4(&prefix), prefix.len, FIB_TUNNEL);
+		config_tunnel_resolve_in(t, esgw_addr_ipv4(&prefix), prefix.len);
+	}
+	for (size_t i = 0; i < d->n_tunnels_deleted; i++) {
+		int index = config_tunnel_find(t, d->tunnels_deleted[i]);
+
+		if (index < 0)
+			FAIL("tunnel %s to delete is not there", d->tunnels_deleted[i]);
+		config_tunnel_remove(t, (uint32_t)index);
+	}
+	probing = t;
+	for (size_t i = 0; i < d->n_sas_deleted; i++) {
+		const Esgw__DpSa *s = router_sa_conf_find(t, d->sas_deleted[i]->id, &buf);
+
+		if (s == NULL)
+			FAIL("SA %u to delete is not there", d->sas_deleted[i]->id);
+		natt_ref(t, s, -1);
+		probe_remove(t->sa_conf, sizeof(*t->sa_conf), t->sa_conf_mask,
+			     (uint32_t)(sa_entry(t, s->id) - t->sa_conf), sa_home, sa_used);
+		t->sa_conf_used--;
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err, size_t errlen)
+{
+	struct esgw_addr prefix;
+	Esgw__DpSa buf;
+
+	if (2 * (t->sa_conf_used + d->n_sas) > t->sa_conf_mask + 1 &&
+	    sa_table_size(t, t->sa_conf_used + d->n_sas) < 0)
+		FAIL("out of memory");
+	for (size_t i = 0; i < d->n_sas; i++) {
+		const Esgw__DpSa *old = router_sa_conf_find(t, d->sas[i]->id, &buf);
+
+		if (old != NULL)
+			natt_ref(t, old, -1);
+		sa_put(t, d->sas[i]);
+		natt_ref(t, d->sas[i], +1);
+	}
+	for (size_t i = 0; i < d->n_tunnels; i++)
+		if (config_tunnel_add(t, d->tunnels[i], err, errlen) < 0)
+			return -1;
+	for (size_t i = 0; i < d->n_routes; i++) {
+		const Esgw__DpRoute *rc = d->routes[i];
+		int tunnel = config_tunnel_find(t, rc->tunnel);
+		struct fib_route route;
+
+		route_prefix(rc->prefix, rc->tunnel, &prefix);
+		if (tunnel < 0)
+			FAIL("route %u/%u: unknown tunnel %s", esgw_addr_ipv4(&prefix), prefix.len,
+			     rc->tunnel);
+		route = (struct fib_route){.prefix = esgw_addr_ipv4(&prefix),
+					   .len = prefix.len,
+					   .kind = FIB_TUNNEL,
+					   .tunnel = (uint32_t)tunnel};
+		if (fib_insert(&t->fib, &route) < 0)
+			FAIL("out of memory");
+		config_tunnel_resolve_in(t, route.prefix, route.len);
+	}
+	return 0;
+fail:
+	return -1;
+}
+
+int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *err, size_t errlen)
+{
+	struct router *r = router_of(dp);
+	struct router_tables *t = r->tables;
+
+	/* Each route costs a memmove of the FIB's tail and a look at every
+	 * tunnel: many (a batch loading thousands) are cheaper built whole. */
+	if (t == NULL || t->sa_conf == NULL || d->n_routes + d->n_routes_deleted > DELTA_ROUTES_MAX ||
+	    !delta_in_place(t, d))
+		return 1;
+	/* Deletions first: an object in both is replaced. A failure part way
+	 * (only what esgw-ctld has checked already, or out of memory) leaves
+	 * the tables consistent but not complete: esgw-ctld pushes them whole. */
+	if (delete_part(t, d, err, errlen) < 0 || add_part(t, d, err, errlen) < 0) {
+		r->fib_cache_valid = 0;
+		return -1;
+	}
+	t->generation = d->generation;
+	t->workers = d->workers;
+	r->fib_cache_valid = 0; /* it may point at a moved route */
+	ESGW_INFO("configuration %lu applied in place: %u routes, %u tunnels",
+		  (unsigned long)d->generation, t->fib.nb_routes, t->nb_tunnels);
+	return 0;
+}
