@@ -869,6 +869,35 @@ def udp_socket(netns, addr, port=0, timeout=5.0):
     return s
 
 
+def received_after(s, send, payload, tries=8):
+    """Calls send() until UDP socket s (with a timeout) receives payload, at
+    most tries times; returns what it received last (None: nothing)."""
+    got = None
+    for _ in range(tries):
+        send()
+        try:
+            got, _ = s.recvfrom(2048)
+            if got == payload:
+                break
+        except OSError:
+            continue
+    return got
+
+
+def dropped_not_received(gw, s, send, payload, counter):
+    """send() once; the gateway counts it as drop counter and payload never
+    reaches UDP socket s (which has a timeout)."""
+    before = gw.total_drop(counter)
+    send()
+    wait_for(lambda: gw.total_drop(counter) > before, 10, 0.3, counter)
+    try:
+        while s.recvfrom(2048)[0] != payload:
+            pass
+    except OSError:
+        return
+    raise AssertionError("%r was delivered although %s counted it" % (payload, counter))
+
+
 def ping(netns, dst, count=3, timeout=20, size=None):
     if shutil.which("ping") is None:
         raise HarnessError("ping is not installed (apt-get install iputils-ping)")

@@ -3,6 +3,7 @@
 algorithm of esgw's table and SA options (esn, lifetimes), for the algorithm,
 ESN, lifetime and rekey tests. Namespaces are named hi<pid>n<k>-*."""
 
+import contextlib
 import hashlib
 
 import esgw_harness as h
@@ -87,6 +88,27 @@ def add_second_tunnel(gw, side, alg):
     gw.ctl("tunnel", "add", "t1", "local", local, "remote", remote, "sa-out", out_id,
            "sa-in", in_id)
     gw.ctl("route", "add", far, "tunnel", "t1")
+
+
+@contextlib.contextmanager
+def two_tunnel_pair(alg, ctld_args=None):
+    """gw1 and gw2 with tunnels t0 and t1 (SAs of alg), both carrying pings;
+    yields {"ns", "gw1", "gw2"}; all torn down afterwards."""
+    h.require_root_and_binaries()
+    kwargs = {"ctld_args": ctld_args} if ctld_args else {}
+    with h.gateway_pair(workers=2, prepare=second_host_addresses, **kwargs) as (ns, gw1, gw2):
+        h.configure_gw1(gw1, alg)
+        h.configure_gw2(gw2, alg)
+        add_second_tunnel(gw1, "gw1", alg)
+        add_second_tunnel(gw2, "gw2", alg)
+        for gw in (gw1, gw2):
+            gw.wait_running()
+        h.ping_until_ok(ns["h1"], h.H2_ADDR)
+        h.ping_until_ok(ns["h2"], h.H1_ADDR)
+        h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", H1_ADDR_B, H2_ADDR_B],
+                check=False)
+        h.ping_until_ok(ns["h1"], H2_ADDR_B)
+        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
 
 
 def gateway_pair():

@@ -42,21 +42,8 @@ def worker_drops(gw, name):
 
 @pytest.fixture(scope="module")
 def pair():
-    h.require_root_and_binaries()
-
-    with h.gateway_pair(workers=2, prepare=hi.second_host_addresses) as (ns, gw1, gw2):
-        h.configure_gw1(gw1, ALG)
-        h.configure_gw2(gw2, ALG)
-        hi.add_second_tunnel(gw1, "gw1", ALG)
-        hi.add_second_tunnel(gw2, "gw2", ALG)
-        for gw in (gw1, gw2):
-            gw.wait_running()
-        h.ping_until_ok(ns["h1"], h.H2_ADDR)
-        h.ping_until_ok(ns["h2"], h.H1_ADDR)
-        h.nsrun(ns["h1"], ["ping", "-c", "1", "-W", "5", "-I", hi.H1_ADDR_B, hi.H2_ADDR_B],
-                check=False)
-        h.ping_until_ok(ns["h1"], hi.H2_ADDR_B)
-        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
+    with hi.two_tunnel_pair(ALG) as p:
+        yield p
 
 
 def streams_t0(ns):

@@ -214,26 +214,16 @@ def test_inbound_must_match_the_sa_policy(spd):
     s = h.udp_socket(spd["ns"]["h1"], h.H1_ADDR, h.PORT_H1, timeout=1.0)
     try:
         # UDP through SA B (policy "rest"): delivered.
-        got = None
-        for i in range(8):
-            _send_inbound(spd, 4000, IP(src=h.H2_ADDR, dst=h.H1_ADDR) /
-                          UDP(sport=5555, dport=h.PORT_H1) / Raw(b"IN-B"))
-            try:
-                got, _ = s.recvfrom(2048)
-                break
-            except OSError:
-                continue
+        got = h.received_after(
+            s, lambda: _send_inbound(spd, 4000, IP(src=h.H2_ADDR, dst=h.H1_ADDR) /
+                                     UDP(sport=5555, dport=h.PORT_H1) / Raw(b"IN-B")),
+            b"IN-B")
         assert got == b"IN-B", {k: v for k, v in gw.ctl("show", "stats")["drops"].items() if v}
         # UDP through SA A, which only carries TCP: refused after decryption.
-        before = gw.total_drop("policy_mismatch")
-        _send_inbound(spd, 2000, IP(src=h.H2_ADDR, dst=h.H1_ADDR) /
-                      UDP(sport=5555, dport=h.PORT_H1) / Raw(b"IN-A-UDP"))
-        h.wait_for(lambda: gw.total_drop("policy_mismatch") > before, 10, 0.3,
-                   "policy_mismatch")
-        with pytest.raises(OSError):
-            while True:
-                if s.recvfrom(2048)[0] == b"IN-A-UDP":
-                    break
+        h.dropped_not_received(
+            gw, s, lambda: _send_inbound(spd, 2000, IP(src=h.H2_ADDR, dst=h.H1_ADDR) /
+                                         UDP(sport=5555, dport=h.PORT_H1) / Raw(b"IN-A-UDP")),
+            b"IN-A-UDP", "policy_mismatch")
     finally:
         s.close()
     assert gw.sa(20)["drops"].get("auth_failed", 0) == 0

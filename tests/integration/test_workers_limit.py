@@ -29,18 +29,8 @@ PORT = 7600
 
 @pytest.fixture(scope="module")
 def pair():
-    h.require_root_and_binaries()
-    with h.gateway_pair(workers=2, prepare=hi.second_host_addresses,
-                        ctld_args=["--max-workers", str(LIMIT)]) as (ns, gw1, gw2):
-        h.configure_gw1(gw1, ALG)
-        h.configure_gw2(gw2, ALG)
-        hi.add_second_tunnel(gw1, "gw1", ALG)
-        hi.add_second_tunnel(gw2, "gw2", ALG)
-        for gw in (gw1, gw2):
-            gw.wait_running()
-        h.ping_until_ok(ns["h1"], h.H2_ADDR)
-        h.ping_until_ok(ns["h1"], hi.H2_ADDR_B)
-        yield {"ns": ns, "gw1": gw1, "gw2": gw2}
+    with hi.two_tunnel_pair(ALG, ctld_args=["--max-workers", str(LIMIT)]) as p:
+        yield p
 
 
 def placement(gw):
@@ -74,6 +64,11 @@ def test_twelve_workers_carry_traffic_and_scale_down_clean(pair):
     assert placement(gw1) == {10: 11, 20: 11, 11: 9, 21: 10}
     before = worker_packets(gw1)
     h.ping_until_ok(ns["h1"], hi.H2_ADDR_B)
+    # Out through t1 (SA 11, worker 9); the replies go to h1's first address,
+    # so they come back through t0 (SA 20, worker 11). Counters are sampled
+    # every second.
+    h.wait_for(lambda: all(worker_packets(gw1).get(w, 0) > before.get(w, 0) for w in (9, 11)),
+               10, 0.3, "packets on workers 9 and 11")
     streams = streams_t0(ns)
     try:
         time.sleep(0.5)
