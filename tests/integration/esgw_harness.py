@@ -869,6 +869,18 @@ def udp_socket(netns, addr, port=0, timeout=5.0):
     return s
 
 
+def peer_wan_sockets(ns):
+    """A raw socket on the peer's WAN link (peer-wan) to send frames to gw1,
+    and an ESP socket that keeps the peer's kernel from answering ESP with
+    ICMP unreachables; with the two links' MACs in a dict."""
+    with in_netns(ns["peer"]):
+        l2 = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        esp_sink = socket.socket(socket.AF_INET, socket.SOCK_RAW, 50)
+    l2.bind(("peer-wan", 0))
+    macs = {"gw_mac": link_mac(ns["gw1"], "gw1-wan"), "peer_mac": link_mac(ns["peer"], "peer-wan")}
+    return l2, esp_sink, macs
+
+
 def received_after(s, send, payload, tries=8):
     """Calls send() until UDP socket s (with a timeout) receives payload, at
     most tries times; returns what it received last (None: nothing)."""

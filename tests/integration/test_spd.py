@@ -96,13 +96,8 @@ def spd():
                "action", "protect", "tunnel", "t0", "sa-out", 99, "priority", 5)
         gw.wait_running()
         sniffer = Sniffer(ns["peer"], "peer-wan")
-        with h.in_netns(ns["peer"]):
-            l2 = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-            esp_sink = socket.socket(socket.AF_INET, socket.SOCK_RAW, 50)  # no ICMP unreachables
-        l2.bind(("peer-wan", 0))
-        yield {"ns": ns, "gw1": gw, "sniffer": sniffer, "l2": l2,
-               "gw_mac": h.link_mac(ns["gw1"], "gw1-wan"),
-               "peer_mac": h.link_mac(ns["peer"], "peer-wan")}
+        l2, esp_sink, macs = h.peer_wan_sockets(ns)
+        yield {"ns": ns, "gw1": gw, "sniffer": sniffer, "l2": l2, **macs}
         esp_sink.close()
     finally:
         if sniffer is not None:

@@ -16,7 +16,6 @@ tunnel's SA 20 has some 5,000 protect policies to check a decrypted packet
 against."""
 
 import os
-import socket
 import time
 
 import pytest
@@ -74,13 +73,8 @@ def spd():
         print("esgwctl -f of %d policies: %.2f s" % (N, time.monotonic() - start))
         gw.wait_running()
         sniffer = h.LinkSniffer(ns["peer"], "peer-wan", 0x0800)
-        with h.in_netns(ns["peer"]):
-            l2 = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-            esp_sink = socket.socket(socket.AF_INET, socket.SOCK_RAW, 50)  # no ICMP unreachables
-        l2.bind(("peer-wan", 0))
-        yield {"ns": ns, "gw1": gw, "sniffer": sniffer, "l2": l2,
-               "gw_mac": h.link_mac(ns["gw1"], "gw1-wan"),
-               "peer_mac": h.link_mac(ns["peer"], "peer-wan")}
+        l2, esp_sink, macs = h.peer_wan_sockets(ns)
+        yield {"ns": ns, "gw1": gw, "sniffer": sniffer, "l2": l2, **macs}
     finally:
         for s in (sniffer, l2, esp_sink):
             if s is not None:
