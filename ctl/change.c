@@ -108,6 +108,15 @@ void config_remove(enum config_kind kind, size_t index)
 		item_free(kind, item);
 }
 
+void config_remove_item(enum config_kind kind, const void *item)
+{
+	void ***arr;
+	size_t *n;
+
+	kind_array(ctld.config, kind, &arr, &n);
+	config_remove(kind, state_position(*arr, *n, item));
+}
+
 static void removed_free(void)
 {
 	for (size_t i = 0; i < change.n; i++)
@@ -226,23 +235,15 @@ size_t change_count(void)
 	return change.n;
 }
 
-bool change_entry(size_t i, enum config_kind *kind, void **item, bool *added)
+struct change_item change_entry(size_t i)
 {
-	if (i >= change.n)
-		return false;
-	*kind = change.e[i].kind;
-	*item = change.e[i].item;
-	*added = change.e[i].op == CHANGE_ADDED;
-	return true;
+	const struct change_entry *e = &change.e[i];
+
+	return (struct change_item){e->kind, e->item, e->op == CHANGE_ADDED, !e->both};
 }
 
 bool change_kept(uint64_t *base)
 {
 	*base = change.base;
 	return change.kept && !change.open;
-}
-
-bool change_entry_net(size_t i)
-{
-	return i < change.n && !change.e[i].both;
 }

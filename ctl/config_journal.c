@@ -142,37 +142,34 @@ static uint8_t *change_pack(size_t *len)
 	batch.requests = arena_alloc(&a, (n + 1) * sizeof(*batch.requests));
 	for (size_t i = 0; i < n; i++) {
 		Esgw__Request *r = arena_alloc(&a, sizeof(*r));
-		enum config_kind kind;
-		void *item;
-		bool added;
+		struct change_item e = change_entry(i);
 
-		change_entry(i, &kind, &item, &added);
 		esgw__request__init(r);
 		r->version = ESGW__API_VERSION__API_VERSION_CURRENT;
-		if (kind == CONFIG_SA && added) {
+		if (e.kind == CONFIG_SA && e.added) {
 			r->body_case = ESGW__REQUEST__BODY_SA_ADD;
-			r->sa_add = item;
-		} else if (kind == CONFIG_SA) {
+			r->sa_add = e.item;
+		} else if (e.kind == CONFIG_SA) {
 			r->body_case = ESGW__REQUEST__BODY_SA_DEL;
 			r->sa_del = arena_alloc(&a, sizeof(*r->sa_del));
 			esgw__id_ref__init(r->sa_del);
-			r->sa_del->id = ((Esgw__Sa *)item)->id;
-		} else if (kind == CONFIG_ROUTE) {
-			r->body_case = added ? ESGW__REQUEST__BODY_ROUTE_ADD
-					     : ESGW__REQUEST__BODY_ROUTE_DEL;
-			*(added ? &r->route_add : &r->route_del) = item;
-		} else if (kind == CONFIG_TUNNEL && added) {
+			r->sa_del->id = ((Esgw__Sa *)e.item)->id;
+		} else if (e.kind == CONFIG_ROUTE) {
+			r->body_case = e.added ? ESGW__REQUEST__BODY_ROUTE_ADD
+					       : ESGW__REQUEST__BODY_ROUTE_DEL;
+			*(e.added ? &r->route_add : &r->route_del) = e.item;
+		} else if (e.kind == CONFIG_TUNNEL && e.added) {
 			r->body_case = ESGW__REQUEST__BODY_TUNNEL_ADD;
-			r->tunnel_add = item;
-		} else if (kind == CONFIG_TUNNEL) {
+			r->tunnel_add = e.item;
+		} else if (e.kind == CONFIG_TUNNEL) {
 			r->body_case = ESGW__REQUEST__BODY_TUNNEL_DEL;
 			r->tunnel_del = arena_alloc(&a, sizeof(*r->tunnel_del));
 			esgw__name_ref__init(r->tunnel_del);
-			r->tunnel_del->name = ((Esgw__Tunnel *)item)->name;
+			r->tunnel_del->name = ((Esgw__Tunnel *)e.item)->name;
 		} else {
-			r->body_case = added ? ESGW__REQUEST__BODY_NEIGHBOR_ADD
-					     : ESGW__REQUEST__BODY_NEIGHBOR_DEL;
-			*(added ? &r->neighbor_add : &r->neighbor_del) = item;
+			r->body_case = e.added ? ESGW__REQUEST__BODY_NEIGHBOR_ADD
+					       : ESGW__REQUEST__BODY_NEIGHBOR_DEL;
+			*(e.added ? &r->neighbor_add : &r->neighbor_del) = e.item;
 		}
 		batch.requests[batch.n_requests++] = r;
 	}

@@ -166,6 +166,7 @@ void str_set(char **field, const char *s);
 enum config_kind { CONFIG_ROUTE, CONFIG_SA, CONFIG_TUNNEL, CONFIG_NEIGHBOR };
 void config_add(enum config_kind kind, void *item); /* appended; owned by ctld.config */
 void config_remove(enum config_kind kind, size_t index);
+void config_remove_item(enum config_kind kind, const void *item); /* found in its array */
 void change_begin(void);
 /* Emits the change's events (events_config_diff on what it touched) and keeps
  * the change (what it removed too) for the dataplane's delta until the next
@@ -174,13 +175,19 @@ void change_begin(void);
 void change_commit(bool events);
 /* Puts back what it removed, frees what it added. */
 void change_abort(void);
-/* Entry i of the log (in order): the object and whether it was added. */
+/* Entry i of the log (in order, i < change_count()): the object, whether it
+ * was added (else removed), and whether it is part of the net change (not an
+ * object added and removed again). */
+struct change_item {
+	enum config_kind kind;
+	void *item;
+	bool added;
+	bool net;
+};
 size_t change_count(void);
-bool change_entry(size_t i, enum config_kind *kind, void **item, bool *added);
+struct change_item change_entry(size_t i);
 /* Whether the last committed change is kept, and the generation it changed. */
 bool change_kept(uint64_t *base);
-/* Entry i is part of the net change (not an object added and removed again). */
-bool change_entry_net(size_t i);
 
 /* config_store.c: persistence. mkdir -p of the directory holding path (of path
  * itself when it ends in a slash). */

@@ -119,14 +119,9 @@ bool dp_config_delta_possible(void)
 	if (!change_kept(&base) || base + 1 != ctld.generation)
 		return false;
 	for (size_t i = 0; i < change_count(); i++) {
-		enum config_kind kind;
-		void *item;
-		bool added;
+		struct change_item e = change_entry(i);
 
-		change_entry(i, &kind, &item, &added);
-		if (!change_entry_net(i))
-			continue;
-		if (kind == CONFIG_NEIGHBOR || policy_names(kind, item))
+		if (e.net && (e.kind == CONFIG_NEIGHBOR || policy_names(e.kind, e.item)))
 			return false;
 	}
 	return true;
@@ -154,26 +149,20 @@ static size_t delta_sas(struct arena *o, const Esgw__Sa ***out)
 	const Esgw__Sa **list;
 
 	for (size_t i = 0; i < n; i++) {
-		enum config_kind kind;
-		void *item;
-		bool added;
+		struct change_item e = change_entry(i);
 
-		change_entry(i, &kind, &item, &added);
-		cap += kind == CONFIG_TUNNEL ? 1 + ((Esgw__Tunnel *)item)->n_sa_in : 1;
+		cap += e.kind == CONFIG_TUNNEL ? 1 + ((Esgw__Tunnel *)e.item)->n_sa_in : 1;
 	}
 	list = arena_alloc(o, (cap + 1) * sizeof(*list));
 	for (size_t i = 0; i < n; i++) {
-		enum config_kind kind;
-		void *item;
-		bool added;
+		struct change_item e = change_entry(i);
 
-		change_entry(i, &kind, &item, &added);
-		if (!change_entry_net(i))
+		if (!e.net)
 			continue;
-		if (kind == CONFIG_SA && added) {
-			sa_list_add(&list, &k, item);
-		} else if (kind == CONFIG_TUNNEL) {
-			const Esgw__Tunnel *t = item;
+		if (e.kind == CONFIG_SA && e.added) {
+			sa_list_add(&list, &k, e.item);
+		} else if (e.kind == CONFIG_TUNNEL) {
+			const Esgw__Tunnel *t = e.item;
 
 			sa_list_add(&list, &k, state_sa(t->sa_out));
 			for (size_t j = 0; j < t->n_sa_in; j++)
@@ -219,30 +208,26 @@ void dp_config_delta_build(struct dp_config *b, const struct dp_proc *p)
 			d->sas[d->n_sas++] = s;
 	}
 	for (size_t i = 0; i < n; i++) {
-		enum config_kind kind;
-		void *item;
-		bool added;
+		struct change_item e = change_entry(i);
 
-		change_entry(i, &kind, &item, &added);
-		if (!change_entry_net(i) || (kind == CONFIG_SA && added) ||
-		    (!router && kind != CONFIG_SA))
+		if (!e.net || (e.kind == CONFIG_SA && e.added) || (!router && e.kind != CONFIG_SA))
 			continue;
-		if (kind == CONFIG_SA) {
+		if (e.kind == CONFIG_SA) {
 			Esgw__DpSaRef *ref = arena_alloc(&b->objects, sizeof(*ref));
 
 			esgw__dp_sa_ref__init(ref);
-			ref->id = ((Esgw__Sa *)item)->id;
-			ref->slot = ((Esgw__Sa *)item)->slot;
+			ref->id = ((Esgw__Sa *)e.item)->id;
+			ref->slot = ((Esgw__Sa *)e.item)->slot;
 			d->sas_deleted[d->n_sas_deleted++] = ref;
-		} else if (kind == CONFIG_ROUTE && added) {
-			d->routes[d->n_routes++] = dp_object_route(&b->objects, item);
-		} else if (kind == CONFIG_ROUTE) {
+		} else if (e.kind == CONFIG_ROUTE && e.added) {
+			d->routes[d->n_routes++] = dp_object_route(&b->objects, e.item);
+		} else if (e.kind == CONFIG_ROUTE) {
 			d->routes_deleted[d->n_routes_deleted++] =
-				dp_object_route(&b->objects, item)->prefix;
-		} else if (kind == CONFIG_TUNNEL && added) {
-			d->tunnels[d->n_tunnels++] = dp_object_tunnel(&b->objects, item);
-		} else if (kind == CONFIG_TUNNEL) {
-			d->tunnels_deleted[d->n_tunnels_deleted++] = ((Esgw__Tunnel *)item)->name;
+				dp_object_route(&b->objects, e.item)->prefix;
+		} else if (e.kind == CONFIG_TUNNEL && e.added) {
+			d->tunnels[d->n_tunnels++] = dp_object_tunnel(&b->objects, e.item);
+		} else if (e.kind == CONFIG_TUNNEL) {
+			d->tunnels_deleted[d->n_tunnels_deleted++] = ((Esgw__Tunnel *)e.item)->name;
 		}
 	}
 }

@@ -157,21 +157,20 @@ Esgw__Status config_check_change_limits(const Esgw__Config *c, char *err, size_t
 	/* Only what the change added can break a limit (it does not touch the
 	 * interfaces); each object checked if it is still there at the end. */
 	for (size_t i = 0; i < change_count(); i++) {
-		enum config_kind kind;
-		void *item;
-		bool added;
+		struct change_item e = change_entry(i);
 		Esgw__Status st = ESGW__STATUS__STATUS_OK;
 
-		change_entry(i, &kind, &item, &added);
-		if (!added)
+		if (!e.added)
 			continue;
-		if (kind == CONFIG_TUNNEL && state_tunnel(((Esgw__Tunnel *)item)->name) == item)
-			st = check_tunnel(item, err, errlen);
-		else if (kind == CONFIG_ROUTE && state_route(((Esgw__Route *)item)->prefix) == item)
-			st = check_next_hop(c, item, err, errlen);
-		else if (kind == CONFIG_SA && ((Esgw__Sa *)item)->udp_encap &&
-			 ((Esgw__Sa *)item)->udp_sport != 0 &&
-			 ((Esgw__Sa *)item)->udp_sport != NATT_DEFAULT_PORT)
+		if (e.kind == CONFIG_TUNNEL &&
+		    state_tunnel(((Esgw__Tunnel *)e.item)->name) == e.item)
+			st = check_tunnel(e.item, err, errlen);
+		else if (e.kind == CONFIG_ROUTE &&
+			 state_route(((Esgw__Route *)e.item)->prefix) == e.item)
+			st = check_next_hop(c, e.item, err, errlen);
+		else if (e.kind == CONFIG_SA && ((Esgw__Sa *)e.item)->udp_encap &&
+			 ((Esgw__Sa *)e.item)->udp_sport != 0 &&
+			 ((Esgw__Sa *)e.item)->udp_sport != NATT_DEFAULT_PORT)
 			natt = true; /* maybe a port more: counted over every SA */
 		if (st != ESGW__STATUS__STATUS_OK)
 			return st;

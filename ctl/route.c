@@ -101,8 +101,7 @@ Esgw__Status route_del_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 		snprintf(err, errlen, "route %s does not exist", canon);
 		return NOT_FOUND;
 	}
-	config_remove(CONFIG_ROUTE, state_position((void *const *)ctld.config->routes,
-						   ctld.config->n_routes, r));
+	config_remove_item(CONFIG_ROUTE, r);
 	ESGW_INFO("route %s deleted", canon);
 	return OK;
 }

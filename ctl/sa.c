@@ -136,8 +136,7 @@ Esgw__Status sa_del_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 		snprintf(err, errlen, "SA %u does not exist", id);
 		return NOT_FOUND;
 	}
-	config_remove(CONFIG_SA,
-		      state_position((void *const *)ctld.config->sas, ctld.config->n_sas, sa));
+	config_remove_item(CONFIG_SA, sa);
 	ESGW_INFO("SA %u deleted", id);
 	return OK;
 }

@@ -113,8 +113,7 @@ Esgw__Status tunnel_del_handle(const Esgw__Request *req, Esgw__Response *resp, c
 		snprintf(err, errlen, "tunnel %.40s does not exist", name);
 		return NOT_FOUND;
 	}
-	config_remove(CONFIG_TUNNEL, state_position((void *const *)ctld.config->tunnels,
-						    ctld.config->n_tunnels, t));
+	config_remove_item(CONFIG_TUNNEL, t);
 	ESGW_INFO("tunnel %s deleted", name);
 	return OK;
 }
