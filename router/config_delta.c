@@ -24,16 +24,11 @@
 
 #define DELTA_ROUTES_MAX 256
 
-static uint32_t id_hash(uint32_t id)
-{
-	return id * 2654435761u;
-}
-
 static const struct router_tables *probing; /* for sa_home */
 
 static uint32_t sa_home(const void *e)
 {
-	return id_hash(((const struct router_sa_conf *)e)->id) & probing->sa_conf_mask;
+	return probe_hash(((const struct router_sa_conf *)e)->id) & probing->sa_conf_mask;
 }
 
 static int sa_used(const void *e)
@@ -44,7 +39,7 @@ static int sa_used(const void *e)
 /* The entry of id, or the free one where it would go. */
 static struct router_sa_conf *sa_entry(const struct router_tables *t, uint32_t id)
 {
-	uint32_t i = id_hash(id) & t->sa_conf_mask;
+	uint32_t i = probe_hash(id) & t->sa_conf_mask;
 
 	while (t->sa_conf[i].used && t->sa_conf[i].id != id)
 		i = (i + 1) & t->sa_conf_mask;

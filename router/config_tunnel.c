@@ -20,16 +20,11 @@
 		goto fail;                                                                         \
 	} while (0)
 
-static uint32_t spi_hash(uint32_t spi)
-{
-	return spi * 2654435761u; /* Knuth's multiplicative hash spreads sequential SPIs */
-}
-
 const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi)
 {
 	if (t->sa_in == NULL)
 		return NULL;
-	for (uint32_t i = spi_hash(spi) & t->sa_in_mask;; i = (i + 1) & t->sa_in_mask) {
+	for (uint32_t i = probe_hash(spi) & t->sa_in_mask;; i = (i + 1) & t->sa_in_mask) {
 		if (!t->sa_in[i].used)
 			return NULL;
 		if (t->sa_in[i].spi == spi)
@@ -128,7 +123,7 @@ static int name_used(const void *e)
 
 static uint32_t spi_home(const void *e)
 {
-	return spi_hash(((const struct router_sa_in *)e)->spi) & probing->sa_in_mask;
+	return probe_hash(((const struct router_sa_in *)e)->spi) & probing->sa_in_mask;
 }
 
 static int spi_used(const void *e)
@@ -213,7 +208,7 @@ static int spi_table_add(struct router_tables *t, const Esgw__DpSa *in,
 
 	if (sa_placement(in, err, errlen) < 0)
 		return -1;
-	for (h = spi_hash(in->spi) & t->sa_in_mask; t->sa_in[h].used; h = (h + 1) & t->sa_in_mask)
+	for (h = probe_hash(in->spi) & t->sa_in_mask; t->sa_in[h].used; h = (h + 1) & t->sa_in_mask)
 		if (t->sa_in[h].spi == in->spi)
 			FAIL("SPI %u used by two inbound SAs", in->spi);
 	t->sa_in[h] = (struct router_sa_in){.spi = in->spi,
@@ -342,7 +337,7 @@ static int tunnels_grow(struct router_tables *t, size_t n_in, char *err, size_t 
 		if (tab == NULL)
 			FAIL("out of memory");
 		for (uint32_t i = 0; old != NULL && i <= t->sa_in_mask; i++) {
-			uint32_t h = spi_hash(old[i].spi) & (size - 1);
+			uint32_t h = probe_hash(old[i].spi) & (size - 1);
 
 			if (!old[i].used)
 				continue;
@@ -391,7 +386,7 @@ void config_tunnel_remove(struct router_tables *t, uint32_t index)
 
 	probing = t;
 	for (uint32_t k = 0; k < in->n; k++) {
-		for (uint32_t h = spi_hash(in->spi[k]) & t->sa_in_mask; t->sa_in[h].used;
+		for (uint32_t h = probe_hash(in->spi[k]) & t->sa_in_mask; t->sa_in[h].used;
 		     h = (h + 1) & t->sa_in_mask) {
 			if (t->sa_in[h].spi != in->spi[k])
 				continue;

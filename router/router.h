@@ -255,6 +255,12 @@ void config_tunnel_resolve_in(struct router_tables *t, uint32_t prefix, uint8_t 
  * (home_of) allows, so that lookups stop at the first empty entry still. */
 void probe_remove(void *table, size_t size, uint32_t mask, uint32_t i,
 		  uint32_t (*home_of)(const void *entry), int (*used)(const void *entry));
+/* The hash of those tables' 32-bit keys (SPIs, SA ids): Knuth's
+ * multiplicative hash, which spreads sequential keys. */
+static inline uint32_t probe_hash(uint32_t key)
+{
+	return key * 2654435761u;
+}
 /* config.c: the gateway address to use as source toward dst (ICMP it originates). */
 uint32_t router_source_address(const struct router_tables *t, uint32_t dst);
 
