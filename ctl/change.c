@@ -94,13 +94,14 @@ void config_remove(enum config_kind kind, size_t index)
 
 	kind_array(ctld.config, kind, &arr, &n);
 	item = (*arr)[index];
-	/* Not array_remove: the indexes follow this one removal in place. */
-	state_index_removed(arr, index, item);
+	/* Not array_remove: the last object takes its place, and the indexes
+	 * follow this one removal in place, both in O(1). */
+	state_index_removed(arr, *n, index);
 	if (kind == CONFIG_SA) {
-		state_sa_removed(item, index);
+		state_sa_removed(item);
 		state_sa_load(item, -1);
 	}
-	memmove(&(*arr)[index], &(*arr)[index + 1], (*n - index - 1) * sizeof(**arr));
+	(*arr)[index] = (*arr)[*n - 1];
 	(*n)--;
 	if (change.open)
 		record(CHANGE_REMOVED, kind, item, index);
@@ -114,7 +115,7 @@ void config_remove_item(enum config_kind kind, const void *item)
 	size_t *n;
 
 	kind_array(ctld.config, kind, &arr, &n);
-	config_remove(kind, state_position(*arr, *n, item));
+	config_remove(kind, state_index_position(arr, *n, item));
 }
 
 static void removed_free(void)
@@ -216,11 +217,12 @@ void change_abort(void)
 		if (e->op == CHANGE_ADDED) {
 			(*n)--; /* the last one: nothing was appended after it */
 			item_free(e->kind, e->item);
-		} else {
-			array_append(arr, n, NULL);
-			memmove(&(*arr)[e->index + 1], &(*arr)[e->index],
-				(*n - 1 - e->index) * sizeof(**arr));
+		} else if (e->index < *n) {
+			/* The object moved into its place goes back to the end. */
+			array_append(arr, n, (*arr)[e->index]);
 			(*arr)[e->index] = e->item;
+		} else {
+			array_append(arr, n, e->item); /* it was the last */
 		}
 	}
 	change.open = false;

@@ -345,7 +345,7 @@ static int replay_one(Esgw__Config *c, Esgw__Request *r)
 			(*arr)[i] = add;
 			return 0;
 		}
-		memmove(&(*arr)[i], &(*arr)[i + 1], (*n - i - 1) * sizeof(**arr));
+		(*arr)[i] = (*arr)[*n - 1]; /* as config_remove: the last takes its place */
 		(*n)--;
 		return 0;
 	}

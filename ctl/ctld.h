@@ -117,11 +117,15 @@ void *state_index_find(struct state_index *ix, const struct state_index_kind *ki
 		       const void *key);
 /* An array was reordered or shrunk, or an indexed key changed in place. */
 void state_changed(void);
-/* item is being taken out of the array in field at index (the ones behind
- * it move down one): the indexes over it follow. */
-void state_index_removed(const void *field, size_t index, const void *item);
-/* state.c: the same for the map of SA slots in use. */
-void state_sa_removed(const Esgw__Sa *sa, size_t index);
+/* The object at index of the n in the array in field is being taken out and
+ * the last one moved into its place (config_remove): the indexes over it
+ * follow, in O(1). Called before the array changes. */
+void state_index_removed(const void *field, size_t n, size_t index);
+/* The position of item in the array in field (of n), from an index over it
+ * when there is one, else by state_position. */
+size_t state_index_position(const void *field, size_t n, const void *item);
+/* state.c: the map of SA slots in use follows sa's removal (before it). */
+void state_sa_removed(const Esgw__Sa *sa);
 /* Bumped by state_changed(): whether an array may have shrunk or reordered. */
 uint64_t state_epoch_now(void);
 uint64_t state_hash_u32(uint32_t v);
@@ -165,6 +169,9 @@ void str_set(char **field, const char *s);
  * change_commit or change_abort, config_remove keeps what it removes. */
 enum config_kind { CONFIG_ROUTE, CONFIG_SA, CONFIG_TUNNEL, CONFIG_NEIGHBOR };
 void config_add(enum config_kind kind, void *item); /* appended; owned by ctld.config */
+/* Out of its array, the last object of the array moved into its place (O(1);
+ * the order objects are listed and saved in is not the order they were
+ * added in). */
 void config_remove(enum config_kind kind, size_t index);
 void config_remove_item(enum config_kind kind, const void *item); /* found in its array */
 void change_begin(void);

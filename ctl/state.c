@@ -184,28 +184,41 @@ static struct {
 	bool used[ESGW_MAX_SA];
 } slots;
 
+static bool slots_current(void)
+{
+	return slots.epoch == state_epoch_now() && slots.config == ctld.config &&
+	       slots.n <= ctld.config->n_sas;
+}
+
+/* The SAs appended since the last look marked. */
+static void slots_catch_up(void)
+{
+	for (; slots.n < ctld.config->n_sas; slots.n++)
+		if (ctld.config->sas[slots.n]->slot < ESGW_MAX_SA)
+			slots.used[ctld.config->sas[slots.n]->slot] = true;
+}
+
 int state_free_slot(void)
 {
-	if (slots.epoch != state_epoch_now() || slots.config != ctld.config ||
-	    slots.n > ctld.config->n_sas) {
+	if (!slots_current()) {
 		memset(slots.used, 0, sizeof(slots.used));
 		slots.epoch = state_epoch_now();
 		slots.config = ctld.config;
 		slots.n = 0;
 		slots.next = 0;
 	}
-	for (; slots.n < ctld.config->n_sas; slots.n++)
-		if (ctld.config->sas[slots.n]->slot < ESGW_MAX_SA)
-			slots.used[ctld.config->sas[slots.n]->slot] = true;
+	slots_catch_up();
 	while (slots.next < ctld.opt.max_sas && slots.used[slots.next])
 		slots.next++;
 	return slots.next < ctld.opt.max_sas ? (int)slots.next : -1;
 }
 
-void state_sa_removed(const Esgw__Sa *sa, size_t index)
+void state_sa_removed(const Esgw__Sa *sa)
 {
-	if (slots.epoch != state_epoch_now() || slots.config != ctld.config || index >= slots.n)
-		return; /* rebuilt at the next look anyway, or not marked yet */
+	if (!slots_current())
+		return; /* rebuilt at the next look anyway */
+	/* All marked, then one fewer: the last SA takes sa's place (config_remove). */
+	slots_catch_up();
 	slots.n--;
 	if (sa->slot < ESGW_MAX_SA) {
 		slots.used[sa->slot] = false;

@@ -7,8 +7,9 @@
  * at the end); anything else that changes an array's order or an indexed
  * key in place (a restored configuration, tunnel set) calls state_changed(),
  * and the next lookup rebuilds it. A removal of one object (config_remove)
- * is followed in place by state_index_removed(): its entries out, the
- * positions behind it one down. */
+ * is followed in place by state_index_removed(): its entries out, and the
+ * last object, which takes its place in the array, renumbered; O(1), as is
+ * finding an object's position (state_index_position). */
 #include "ctld.h"
 
 #include <stdlib.h>
@@ -93,35 +94,6 @@ static void index_delete(struct state_index *ix, size_t i)
 	}
 }
 
-void state_index_removed(const void *field, size_t index, const void *item)
-{
-	for (size_t x = 0; x < n_indexes; x++) {
-		struct state_index *ix = indexes[x];
-		const struct state_index_kind *kind = index_kinds[x];
-		size_t mask = ix->cap - 1;
-
-		/* Another array, or an index the next lookup rebuilds anyway. */
-		if (ix->field != field || ix->epoch != state_epoch || ix->config != ctld.config ||
-		    ix->cap == 0 || index >= ix->n)
-			continue;
-		for (size_t k = 0; k < kind->nkeys(item); k++) {
-			uint64_t h = kind->key_hash(item, k);
-
-			for (size_t i = h & mask; ix->pos[i] != 0; i = (i + 1) & mask) {
-				if (ix->pos[i] == index + 1 && ix->hash[i] == h) {
-					index_delete(ix, i);
-					break;
-				}
-			}
-		}
-		/* A pass over the table, as the array's memmove over its tail. */
-		for (size_t i = 0; i < ix->cap; i++)
-			if (ix->pos[i] > index + 1)
-				ix->pos[i]--;
-		ix->n--;
-	}
-}
-
 static void index_put(struct state_index *ix, uint64_t h, size_t pos)
 {
 	size_t mask = ix->cap - 1, i = h & mask;
@@ -154,14 +126,97 @@ static void index_catch_up(struct state_index *ix, const struct state_index_kind
 	}
 }
 
+/* Whether ix indexes the array in field as it is now (else the next lookup
+ * rebuilds it). */
+static bool index_current(const struct state_index *ix, const void *field)
+{
+	return ix->field == field && ix->epoch == state_epoch && ix->config == ctld.config &&
+	       ix->cap != 0;
+}
+
+/* The slot of ix that holds position pos under hash h, or ix->cap. */
+static size_t index_slot(const struct state_index *ix, uint64_t h, size_t pos)
+{
+	size_t mask = ix->cap - 1;
+
+	for (size_t i = h & mask; ix->pos[i] != 0; i = (i + 1) & mask)
+		if (ix->pos[i] == pos + 1 && ix->hash[i] == h)
+			return i;
+	return ix->cap;
+}
+
+/* The array in field: the address of the field that holds it. */
+static void *const *field_items(const void *field)
+{
+	return *(void *const *const *)field;
+}
+
+void state_index_removed(const void *field, size_t n, size_t index)
+{
+	void *const *items = field_items(field);
+	const void *item = items[index], *moved = items[n - 1];
+
+	for (size_t x = 0; x < n_indexes; x++) {
+		struct state_index *ix = indexes[x];
+		const struct state_index_kind *kind = index_kinds[x];
+
+		if (!index_current(ix, field))
+			continue; /* another array, or rebuilt at the next lookup anyway */
+		if (ix->n > n) {
+			ix->epoch = 0;
+			continue;
+		}
+		index_catch_up(ix, kind, items, n); /* the last one may be new */
+		for (size_t k = 0; k < kind->nkeys(item); k++) {
+			size_t i = index_slot(ix, kind->key_hash(item, k), index);
+
+			if (i < ix->cap)
+				index_delete(ix, i);
+		}
+		/* The last object takes its place: its entries say so. */
+		if (index != n - 1)
+			for (size_t k = 0; k < kind->nkeys(moved); k++) {
+				size_t i = index_slot(ix, kind->key_hash(moved, k), n - 1);
+
+				if (i < ix->cap)
+					ix->pos[i] = (uint32_t)index + 1;
+			}
+		ix->n = n - 1;
+	}
+}
+
+size_t state_index_position(const void *field, size_t n, const void *item)
+{
+	void *const *items = field_items(field);
+
+	for (size_t x = 0; x < n_indexes; x++) {
+		struct state_index *ix = indexes[x];
+		const struct state_index_kind *kind = index_kinds[x];
+		uint64_t h;
+		size_t mask;
+
+		if (!index_current(ix, field) || ix->n > n || kind->nkeys(item) == 0)
+			continue;
+		index_catch_up(ix, kind, items, n);
+		h = kind->key_hash(item, 0);
+		mask = ix->cap - 1;
+		for (size_t i = h & mask; ix->pos[i] != 0; i = (i + 1) & mask) {
+			size_t pos = ix->pos[i] - 1;
+
+			if (ix->hash[i] == h && pos < n && items[pos] == item)
+				return pos;
+		}
+	}
+	return state_position(items, n, item); /* no index over that array yet */
+}
+
 void *state_index_find(struct state_index *ix, const struct state_index_kind *kind,
 		       const void *field, void *const *items, size_t n, uint64_t h, const void *key)
 {
 	size_t mask, i;
 
 	index_register(ix, kind);
-	if (ix->epoch != state_epoch || ix->config != ctld.config || n < ix->n || ix->cap == 0 ||
-	    ix->field != field)
+	if (!index_current(ix, field) || n < ix->n)
 		index_reset(ix, ix->cap ? ix->cap : 64);
 	ix->field = field;
 	index_catch_up(ix, kind, items, n);
