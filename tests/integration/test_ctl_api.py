@@ -1474,3 +1474,109 @@ def test_refuses_what_the_dataplane_cannot_hold(ctld, pb):
         s.close()
     assert len(ctld.json("show", "config")["config"]["neighbors"]) == 256
     assert ctld.alive()
+
+
+def hub_tunnel_lines(i):
+    """sa add x2, tunnel add, route add of tunnel i (SAs 2i-1 out, 2i in)."""
+    return ["sa add %d spi %d alg aes-gcm-128 crypto-key %s salt %s" % (
+                2 * i - 1, 0x1000 + i, GCM_KEY, GCM_SALT),
+            "sa add %d spi %d alg aes-gcm-128 crypto-key %s salt %s" % (
+                2 * i, 0x2000 + i, GCM_KEY, GCM_SALT),
+            "tunnel add t%d local 192.0.2.1 remote 198.51.100.%d sa-out %d sa-in %d" % (
+                i, i, 2 * i - 1, 2 * i),
+            "route add 10.%d.0.0/24 tunnel t%d" % (i, i)]
+
+
+def hub_tunnel_del_lines(i):
+    return ["route del 10.%d.0.0/24" % i, "tunnel del t%d" % i, "sa del %d" % (2 * i - 1),
+            "sa del %d" % (2 * i)]
+
+
+def check_found(ctld, present, absent):
+    """Every object of the tunnels present is found by each key it is
+    indexed by (SA id and SPI, tunnel name and SAs, route prefix and
+    tunnel); those of the tunnels absent by none."""
+    def refused(line, why):
+        r = ctld.ctl(*line.split())
+        assert r.returncode != 0 and why in r.stderr, (line, r.stderr)
+
+    for i in present:
+        sa_out, sa_in, tun, route = hub_tunnel_lines(i)
+        refused(sa_out, "SA %d already exists" % (2 * i - 1))
+        refused(sa_in.replace("sa add %d " % (2 * i), "sa add 9999 "),
+                "SPI %d (0x%08x) is already used by SA %d" % (0x2000 + i, 0x2000 + i, 2 * i))
+        refused(tun, "tunnel t%d already exists" % i)
+        refused(tun.replace("t%d " % i, "x%d " % i, 1),
+                "SA %d is already the outbound SA of tunnel t%d" % (2 * i - 1, i))
+        refused("tunnel add x%d local 192.0.2.1 remote 198.51.100.1 sa-out 9998 sa-in %d" % (
+            i, 2 * i), "sa-out: SA 9998 does not exist")
+        refused("sa del %d" % (2 * i), "SA %d is used by tunnel t%d" % (2 * i, i))
+        refused(route, "route 10.%d.0.0/24 already exists" % i)
+        refused("tunnel del t%d" % i, "tunnel t%d is used by route 10.%d.0.0/24" % (i, i))
+    for i in absent:
+        refused("sa del %d" % (2 * i - 1), "SA %d does not exist" % (2 * i - 1))
+        refused("tunnel del t%d" % i, "tunnel t%d does not exist" % i)
+        refused("route del 10.%d.0.0/24" % i, "10.%d.0.0/24" % i)
+    cfg = ctld.json("show", "config")["config"]
+    assert sorted(s["id"] for s in cfg["sas"]) == sorted(
+        x for i in present for x in (2 * i - 1, 2 * i))
+    assert sorted(t["name"] for t in cfg["tunnels"]) == sorted("t%d" % i for i in present)
+    assert sorted(r["prefix"] for r in cfg["routes"]) == sorted(
+        "10.%d.0.0/24" % i for i in present)
+
+
+def test_deletes_front_middle_end_undone_and_replayed(ctld):
+    """A delete moves the last object of its array into the deleted one's
+    place (O(1), ctl/change.c) and the hash indexes follow it: after deletes
+    from the front, the middle and the end of each array, every object left
+    is found by each of its keys and none deleted is. A batch refused at its
+    last line after deletes and adds is undone exactly (the same
+    configuration, in the same order, and still found by every key); a
+    restart replays the journal to the same configuration."""
+    path = str(ctld.tmp / "hub.batch")
+    sc_write(path, [l for i in range(1, 11) for l in hub_tunnel_lines(i)])
+    ctld.ok("-f", path)
+    ctld.stop()
+    ctld.start()  # the snapshot holds tunnels 1..10; what follows is journaled
+    present = list(range(1, 11))
+    check_found(ctld, present, [])
+    # Tunnel 1's objects are at the front, 5's in the middle, 10's at the end
+    # of their arrays; then the front and the end again (moved objects there).
+    for i in (1, 5, 10, 2, 9):
+        for line in hub_tunnel_del_lines(i):
+            ctld.ok(*line.split())
+        present.remove(i)
+        check_found(ctld, present, [1, 5, 10, 2, 9][:[1, 5, 10, 2, 9].index(i) + 1])
+    ctld.ok(*hub_tunnel_lines(5)[0].split())  # a deleted id, added again: appended
+    ctld.ok(*hub_tunnel_lines(5)[1].split())
+    for line in hub_tunnel_lines(5)[2:]:
+        ctld.ok(*line.split())
+    present.append(5)
+    before = ctld.json("show", "config")
+    # Refused at the last line, after deletes from the front, middle and end,
+    # adds, and a delete of an object it added: nothing changed.
+    for bad in (["sa del 9999"], ["sa add 3 spi 77 alg aes-gcm-128 crypto-key %s salt %s" % (
+            GCM_KEY, GCM_SALT)]):
+        batch = hub_tunnel_del_lines(3) + hub_tunnel_del_lines(6) + \
+            hub_tunnel_lines(11) + hub_tunnel_lines(12) + hub_tunnel_del_lines(11) + \
+            hub_tunnel_del_lines(5) + hub_tunnel_lines(1) + bad
+        sc_write(path, batch)
+        r = ctld.ctl("-f", path)
+        assert r.returncode != 0, r.stdout
+        assert ctld.json("show", "config") == before
+        check_found(ctld, present, [1, 2, 9, 10, 11, 12])
+    # The same batch without its bad line: applied, journaled, and a
+    # restart replays it to the same configuration, in the same order.
+    sc_write(path, batch[:-1])
+    ctld.ok("-f", path)
+    present = [4, 7, 8, 12, 1]
+    check_found(ctld, present, [2, 3, 5, 6, 9, 10, 11])
+    for line in hub_tunnel_del_lines(8) + hub_tunnel_lines(2):
+        ctld.ok(*line.split())
+    present = [4, 7, 12, 1, 2]
+    after = ctld.json("show", "config")
+    assert len(h.journal_records(ctld.config + ".journal")) > 1  # not compacted yet
+    ctld.stop()
+    ctld.start()
+    assert ctld.json("show", "config") == after
+    check_found(ctld, present, [3, 5, 6, 8, 9, 10, 11])
