@@ -1,12 +1,15 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Configuration cost against the configuration's size (issue 13): on one
-gateway (gw1 of the standard topology, really started), the time of each of
-`sa add`, `tunnel add`, `route add` and `sa del` through esgwctl, median of
---repeat, with 10 tunnels configured and with --tunnels; the time `esgwctl -f`
-takes to load them; `show sa --json`; and the resident memory of esgw-ctld
-and each dataplane process (per tunnel beyond the 10). Run as root from the
-tree: ESGW_BUILD=$PWD/build /usr/bin/python3 bench/scale_commands.py."""
+"""Configuration cost against the configuration's size (issue 13): the time
+of each of `sa add`, `tunnel add`, `route add` and `sa del` through esgwctl,
+median of --repeat, with 10 tunnels configured and with --tunnels; the time
+`esgwctl -f` takes to load them; `show sa --json`; and the resident memory
+of esgw-ctld and each dataplane process (per tunnel beyond the 10). Both
+gateways of the standard topology run (really started): gw2 with 10
+tunnels, gw1 with --tunnels, and the rounds of commands alternate between
+them (gw2, gw1, gw1, gw2, ...), so that the load of a busy machine, which
+drifts over the seconds a run takes, falls on both sizes alike. Run as root
+from the tree: ESGW_BUILD=$PWD/build /usr/bin/python3 bench/scale_commands.py."""
 
 import argparse
 import os
@@ -41,21 +44,35 @@ def load(gw, lines):
     return took
 
 
-def per_command(gw, repeat, spare):
-    """Median ms of each command, adding and removing tunnel `spare`."""
-    times = {"sa add": [], "tunnel add": [], "route add": [], "sa del": []}
-    for _ in range(repeat):
-        lines = sc.tunnel_lines("gw1", spare)
-        sa1, sa2 = lines[0].split(), lines[1].split()
-        times["sa add"].append(timed(gw, sa1))
-        timed(gw, sa2)
-        times["tunnel add"].append(timed(gw, lines[2].split()))
-        times["route add"].append(timed(gw, lines[3].split()))
-        timed(gw, ["route", "del", sc.net(spare, far=True)])
-        timed(gw, ["tunnel", "del", "hub%d" % spare])
-        times["sa del"].append(timed(gw, ["sa", "del", sa1[2]]))
-        timed(gw, ["sa", "del", sa2[2]])
-    return {k: statistics.median(v) for k, v in times.items()}
+COMMANDS = ("sa add", "tunnel add", "route add", "sa del")
+
+
+def one_round(gw, side, spare, times):
+    """Tunnel `spare` added and removed again on gw (its side of the
+    topology: gw1 or gw2), each command timed into times."""
+    lines = sc.tunnel_lines(side, spare)
+    sa1, sa2 = lines[0].split(), lines[1].split()
+    times["sa add"].append(timed(gw, sa1))
+    timed(gw, sa2)
+    times["tunnel add"].append(timed(gw, lines[2].split()))
+    times["route add"].append(timed(gw, lines[3].split()))
+    timed(gw, ["route", "del", sc.net(spare, far=(side == "gw1"))])
+    timed(gw, ["tunnel", "del", "hub%d" % spare])
+    times["sa del"].append(timed(gw, ["sa", "del", sa1[2]]))
+    timed(gw, ["sa", "del", sa2[2]])
+
+
+def per_command(small, big, repeat, spare):
+    """Median ms of each command on the small gateway (gw2) and the big one
+    (gw1), their rounds interleaved (ABBA: neither goes first more often)."""
+    ts = {k: [] for k in COMMANDS}
+    tb = {k: [] for k in COMMANDS}
+    for r in range(repeat):
+        order = [(small, "gw2", ts), (big, "gw1", tb)]
+        for gw, side, times in (order if r % 2 == 0 else order[::-1]):
+            one_round(gw, side, spare, times)
+    med = lambda t: {k: statistics.median(v) for k, v in t.items()}  # noqa: E731
+    return med(ts), med(tb)
 
 
 def rss(gw):
@@ -84,33 +101,41 @@ def main():
     gws = []
     try:
         ns = h.build_standard(topo)
-        gw = h.Gateway("gw1", ns["gw1"], topo.tag, workers=args.workers)
-        gws.append(gw)
-        gw.start()
-        load(gw, ["interface add lan net_af_packet0,iface=gw1-lan",
-                  "interface address add lan 192.168.1.2/24",
-                  "interface add wan net_af_packet1,iface=gw1-wan",
-                  "interface address add wan 192.168.3.1/24"])
-        gw.wait_running()
+        big = h.Gateway("gw1", ns["gw1"], topo.tag, workers=args.workers)
+        small = h.Gateway("gw2", ns["gw2"], topo.tag, workers=args.workers)
+        gws += [big, small]
+        for gw in gws:
+            gw.start()
+        load(big, ["interface add lan net_af_packet0,iface=gw1-lan",
+                   "interface address add lan %s/24" % h.GW1_LAN,
+                   "interface add wan net_af_packet1,iface=gw1-wan",
+                   "interface address add wan %s/24" % h.GW1_WAN])
+        load(small, ["interface add lan net_af_packet0,iface=gw2-lan",
+                     "interface address add lan %s/24" % h.GW2_LAN,
+                     "interface add wan net_af_packet1,iface=gw2-wan",
+                     "interface address add wan %s/24" % h.GW2_WAN])
+        for gw in gws:
+            gw.wait_running()
         spare = args.tunnels + 1
-        load(gw, sc.lines("gw1", 1, 10))
-        small = per_command(gw, args.repeat, spare)
-        rss_small = rss(gw)
-        took = load(gw, sc.lines("gw1", 11, args.tunnels))
-        gw.wait_running()
+        load(big, sc.lines("gw1", 1, 10))
+        load(small, sc.lines("gw2", 1, 10))
+        rss_small = rss(big)
+        took = load(big, sc.lines("gw1", 11, args.tunnels))
+        big.wait_running()
         t = time.monotonic()
-        res = gw.ctl_raw("show", "sa", timeout=120)
+        res = big.ctl_raw("show", "sa", timeout=120)
         show_s = time.monotonic() - t
         assert res.returncode == 0, res.stderr
-        big = per_command(gw, args.repeat, spare)
-        rss_big = rss(gw)
+        small_ms, big_ms = per_command(small, big, args.repeat, spare)
+        rss_big = rss(big)
         print("esgwctl -f of tunnels 11..%d (%d lines): %.2f s" % (
             args.tunnels, 4 * (args.tunnels - 10), took))
         print("show sa --json with %d SAs: %.2f s (%d bytes)" % (
             2 * args.tunnels, show_s, len(res.stdout)))
         print("%-12s %10s %10s %7s" % ("command", "10 tun ms", "%d ms" % args.tunnels, "ratio"))
-        for k in small:
-            print("%-12s %10.2f %10.2f %7.2f" % (k, small[k], big[k], big[k] / small[k]))
+        for k in COMMANDS:
+            print("%-12s %10.2f %10.2f %7.2f" % (k, small_ms[k], big_ms[k],
+                                                  big_ms[k] / small_ms[k]))
         print("%-16s %10s %10s %14s" % ("process", "RSS 10 kB", "RSS %d kB" % args.tunnels,
                                         "B/tunnel"))
         for k in sorted(rss_big):
