@@ -11,7 +11,9 @@
  * record is one change, an esgw.Batch of the requests that redo it with the
  * objects as stored (sa_add with its slot, worker and floor; route_del with
  * the prefix; ...): on load each add replaces the object of its key or is
- * appended, each delete removes it if it is there, so a record applied twice
+ * appended, each delete removes it if it is there (the last object moved into
+ * its place, as config_remove does, so that a replay restores the order that
+ * live changes left), so a record applied twice
  * leaves what it left once. The journal is compacted into the snapshot (a
  * whole save, which starts a new journal) when it grows past a quarter of
  * the snapshot, and at start. */
