@@ -56,7 +56,10 @@ void prefetch_lookups(const struct router *r, struct rte_mbuf *m)
 		if (meta->sa_slot < ESGW_MAX_SA)
 			rte_prefetch0(&t->sa_tunnel[meta->sa_slot]);
 	} else if (t->sa_in != NULL && (spi = spi_of(ip, avail)) != NULL) {
-		rte_prefetch0(&t->sa_in[probe_hash(read_be32(spi)) & t->sa_in_mask]);
+		const struct router_sa_in *e = &t->sa_in[probe_hash(read_be32(spi)) & t->sa_in_mask];
+
+		rte_prefetch0(e); /* both lines where an entry straddles two */
+		rte_prefetch0((const uint8_t *)(e + 1) - 1);
 	}
 }
 
