@@ -102,6 +102,14 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	 * from another core (hundreds of cycles) outlasts one packet's work. */
 	for (unsigned int i = 0; i < n && i < DATA_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	if (r->tables == NULL || r->tables->nb_tunnels < PREFETCH_MIN_TUNNELS) {
+		for (unsigned int i = 0; i < n; i++) {
+			if (i + DATA_AHEAD < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
+			forward_input(r, pkts[i]);
+		}
+		return n;
+	}
 	for (unsigned int i = 0; i < n && i < LOOKUPS_AHEAD; i++)
 		prefetch_lookups(r, pkts[i]);
 	for (unsigned int i = 0; i < n && i < TARGETS_AHEAD; i++)

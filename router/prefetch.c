@@ -10,11 +10,6 @@
 #include "headers.h"
 #include "router.h"
 
-/* Below this many tunnels the tables stay in the cache of their own accord
- * and asking ahead is only work (the FIB probed twice, the header read
- * early). */
-#define PREFETCH_MIN_TUNNELS 64
-
 /* The IPv4 header of m (an RX frame or a decrypted packet), or NULL. */
 static const struct rte_ipv4_hdr *ipv4_of(struct rte_mbuf *m, uint32_t *avail)
 {
@@ -53,7 +48,7 @@ void prefetch_lookups(const struct router *r, struct rte_mbuf *m)
 	const uint8_t *spi;
 	uint32_t avail;
 
-	if (t == NULL || t->nb_tunnels < PREFETCH_MIN_TUNNELS || (ip = ipv4_of(m, &avail)) == NULL)
+	if (t == NULL || (ip = ipv4_of(m, &avail)) == NULL)
 		return;
 	fib_prefetch(&t->fib, rte_be_to_cpu_32(ip->dst_addr));
 	fib_prefetch(&t->fib, rte_be_to_cpu_32(ip->src_addr));
@@ -84,7 +79,7 @@ void prefetch_targets(const struct router *r, struct rte_mbuf *m)
 	const struct fib_route *rt;
 	uint32_t avail;
 
-	if (t == NULL || t->nb_tunnels < PREFETCH_MIN_TUNNELS || (ip = ipv4_of(m, &avail)) == NULL)
+	if (t == NULL || (ip = ipv4_of(m, &avail)) == NULL)
 		return;
 	rt = fib_lookup(&t->fib, rte_be_to_cpu_32(ip->dst_addr));
 	if (rt != NULL && rt->kind == FIB_TUNNEL)

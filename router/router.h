@@ -286,6 +286,10 @@ void forward_output(struct router *r, struct rte_mbuf *m);
  * only: m is not changed nor trusted. */
 void prefetch_lookups(const struct router *r, struct rte_mbuf *m);
 void prefetch_targets(const struct router *r, struct rte_mbuf *m);
+/* Below this many tunnels the tables stay in the cache of their own accord
+ * and asking ahead is only work (the FIB probed twice, the header read
+ * early): the burst loop does not call them. */
+#define PREFETCH_MIN_TUNNELS 64
 
 /* local.c: an IPv4 or IPv6 packet (no L2) to one of the gateway's addresses,
  * or (to_multicast, IPv6) to a group of a port of ours, past forward.c's
