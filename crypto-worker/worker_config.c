@@ -418,9 +418,10 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	while (slot < ESGW_MAX_SA && w->sa[slot] == NULL)
 		slot++;
 	stats->sa_next = slot < ESGW_MAX_SA ? slot : 0;
-	/* Two allocations for all the SAs (this runs on the data thread, once
-	 * a second, with thousands of SAs): the list and the messages. In slot
-	 * order: esgw-ctld's rates find an SA's sample before by it. */
+	/* Two allocations for the page's SAs (this runs on the data thread,
+	 * every second, page after page of thousands of SAs): the list and the
+	 * messages. In slot order: esgw-ctld's rates find an SA's sample before
+	 * by it. */
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	sa_stats = esgw_dp_stats_alloc(dp, n_sas * sizeof(*sa_stats));
 	stats->n_sas = 0;
