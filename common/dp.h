@@ -125,7 +125,7 @@ char *esgw_dp_stats_strdup(struct esgw_dp *dp, const char *s);
 Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_DROP_MAX],
 				    size_t *n);
 /* The same for an SA's counters (struct esgw_sa_counters): the reasons an
- * SA can hit, by enum esgw_sa_drop, only those not 0. */
+ * SA can hit, by enum esgw_sa_drop, only those not 0 (NULL, *n 0: none). */
 Esgw__Counter **esgw_dp_stats_sa_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_SA_DROP_MAX],
 				       size_t *n);
 /* One named counter. */

@@ -68,10 +68,17 @@ Esgw__Counter **esgw_dp_stats_drops(struct esgw_dp *dp, const uint64_t drops[ESG
 Esgw__Counter **esgw_dp_stats_sa_drops(struct esgw_dp *dp, const uint64_t drops[ESGW_SA_DROP_MAX],
 				       size_t *n)
 {
-	Esgw__Counter **list = esgw_dp_stats_alloc(dp, ESGW_SA_DROP_MAX * sizeof(*list));
+	Esgw__Counter **list;
+	unsigned int nonzero = 0;
 
-	/* Only those not 0 (absent is 0): 20,000 SAs answer in a small message. */
+	/* Only those not 0 (absent is 0): 20,000 SAs answer in a small message,
+	 * and an SA without drops costs no allocation. */
 	*n = 0;
+	for (unsigned int i = 0; i < ESGW_SA_DROP_MAX; i++)
+		nonzero += drops[i] != 0;
+	if (nonzero == 0)
+		return NULL;
+	list = esgw_dp_stats_alloc(dp, nonzero * sizeof(*list));
 	for (unsigned int i = 0; i < ESGW_SA_DROP_MAX; i++)
 		if (drops[i] != 0)
 			list[(*n)++] = esgw_dp_stats_counter(

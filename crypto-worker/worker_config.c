@@ -398,6 +398,9 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
 	Esgw__Counter **drops, **counters;
+	const Esgw__DpStatsQuery *q = dp->stats_query;
+	uint32_t from = q != NULL ? q->sa_from : 0, max = q != NULL ? q->sa_max : 0, slot;
+	Esgw__DpSaStats *sa_stats;
 	size_t n_drops, n_sas = 0;
 
 	drops = esgw_dp_stats_drops(dp, w->drops, &n_drops);
@@ -409,18 +412,27 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->counters = counters;
 	stats->n_counters = 3 + n_drops;
 
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+	for (slot = from; slot < ESGW_MAX_SA && (max == 0 || n_sas < max); slot++)
 		n_sas += w->sa[slot] != NULL;
+	/* A page: where the next one starts, if any SA is left there. */
+	while (slot < ESGW_MAX_SA && w->sa[slot] == NULL)
+		slot++;
+	stats->sa_next = slot < ESGW_MAX_SA ? slot : 0;
+	/* Two allocations for the page's SAs (this runs on the data thread,
+	 * every second, page after page of thousands of SAs): the list and the
+	 * messages. In slot order: esgw-ctld's rates find an SA's sample before
+	 * by it. */
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
+	sa_stats = esgw_dp_stats_alloc(dp, n_sas * sizeof(*sa_stats));
 	stats->n_sas = 0;
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+	for (slot = from; slot < ESGW_MAX_SA && stats->n_sas < n_sas; slot++) {
 		const struct esgw_sa_runtime *rt;
 		Esgw__DpSaStats *s;
 
 		if (w->sa[slot] == NULL)
 			continue;
 		rt = w->sa[slot]->rt;
-		s = esgw_dp_stats_alloc(dp, sizeof(*s));
+		s = &sa_stats[stats->n_sas];
 		esgw__dp_sa_stats__init(s);
 		s->id = w->sa_id[slot];
 		s->slot = slot;

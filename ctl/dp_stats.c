@@ -20,20 +20,65 @@ void dp_stats_free(Esgw__DpResponse *r)
 		esgw__dp_response__free_unpacked(r, NULL);
 }
 
-/* A DpStatsQuery to p; NULL if it is not running or does not answer. */
+/* SAs a crypto worker lists per answer: it builds and sends them on its data
+ * thread, between bursts, so a page stops its packets for well under a
+ * millisecond where 20,000 SAs at once took several. */
+#define SA_PAGE 1024
+
+static bool answered(const Esgw__DpResponse *r)
+{
+	return r != NULL && r->status == ESGW__STATUS__STATUS_OK && r->stats != NULL;
+}
+
+/* The SAs of page (a later answer) after those of first, page emptied. */
+static bool sas_append(Esgw__DpStats *first, Esgw__DpStats *page)
+{
+	Esgw__DpSaStats **sas;
+
+	if (page->n_sas == 0)
+		return true;
+	sas = realloc(first->sas, (first->n_sas + page->n_sas) * sizeof(*sas));
+	if (sas == NULL)
+		return false;
+	memcpy(sas + first->n_sas, page->sas, page->n_sas * sizeof(*sas));
+	first->sas = sas;
+	first->n_sas += page->n_sas;
+	page->n_sas = 0; /* they are first's now; page->sas itself is freed with page */
+	return true;
+}
+
+/* A DpStatsQuery to p, its SAs asked for page by page; NULL if it is not
+ * running or does not answer (any of the pages). */
 static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *asked)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
 	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
+	Esgw__DpResponse *first, *page;
 
 	*asked = !(ctld.opt.standalone && p->state != PROC_RUNNING);
 	if (!*asked)
 		return NULL;
 	q.neighbors = neighbors;
+	q.sa_max = SA_PAGE;
 	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
 	req.stats = &q;
-	return dp_conn_exchange(p, &req);
+	first = dp_conn_exchange(p, &req);
+	q.neighbors = false;
+	/* sa_next only grows: a worker that ignores the pages answers whole. */
+	while (answered(first) && first->stats->sa_next > q.sa_from) {
+		q.sa_from = first->stats->sa_next;
+		page = dp_conn_exchange(p, &req);
+		if (!answered(page) || page->stats->pid != first->stats->pid ||
+		    !sas_append(first->stats, page->stats)) {
+			dp_stats_free(page);
+			dp_stats_free(first);
+			return NULL;
+		}
+		first->stats->sa_next = page->stats->sa_next;
+		dp_stats_free(page);
+	}
+	return first;
 }
 
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p)

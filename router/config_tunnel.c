@@ -366,9 +366,7 @@ static void tunnel_renumber(struct router_tables *t, uint32_t from, uint32_t to)
 {
 	const struct router_tunnel_in *in = &t->tunnel_in[to];
 
-	for (uint32_t i = 0; i < t->fib.nb_routes; i++)
-		if (t->fib.routes[i].kind == FIB_TUNNEL && t->fib.routes[i].tunnel == from)
-			t->fib.routes[i].tunnel = to;
+	fib_retarget_tunnel(&t->fib, from, to);
 	for (uint32_t i = 0; i < t->fib6.nb_routes; i++)
 		if (t->fib6.routes[i].kind == FIB_TUNNEL && t->fib6.routes[i].tunnel == from)
 			t->fib6.routes[i].tunnel = to;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The router's IPv4 forwarding table: longest-prefix match over local,
  * connected, static and tunnel routes. Pure C (no DPDK) so it is unit-tested
- * alone; built once per configuration and never modified afterwards. */
+ * alone; built whole on a push of the whole configuration, changed in place
+ * by one route on a change. */
 #ifndef ESGW_ROUTER_FIB_H
 #define ESGW_ROUTER_FIB_H
 
@@ -26,17 +27,23 @@ struct fib_route {
 	uint32_t tunnel;  /* TUNNEL: index into the router's tunnel table */
 };
 
-/* Routes sorted by prefix length, longest first, then by prefix; one group per
- * length in use, searched by bisection. A lookup costs at most
- * (lengths in use) * log2(routes) comparisons: a few dozen for real tables. */
+/* One hash table per prefix length in use, probed longest first: a lookup
+ * costs one probe per length in use (a handful in real tables: /32 local
+ * addresses, the /24s of tunnels and subnets, a default), whatever the
+ * number of routes. Each table is open addressing with linear probing, at
+ * most half full; an empty entry has len FIB_EMPTY. */
+#define FIB_EMPTY 0xff
+struct fib_group {
+	uint32_t mask;  /* of the prefix length */
+	uint8_t len;    /* 0..32 */
+	uint32_t count; /* routes in table */
+	uint32_t table_mask;
+	struct fib_route *table; /* table_mask + 1 entries */
+};
 struct fib {
-	struct fib_route *routes;
 	uint32_t nb_routes;
 	uint32_t nb_groups;
-	struct {
-		uint32_t mask;
-		uint32_t start, end; /* [start, end) in routes */
-	} groups[33];
+	struct fib_group groups[33]; /* longest prefix first */
 };
 
 /* Build from n routes (copied; host bits of prefixes cleared; duplicates of a
@@ -53,7 +60,12 @@ int fib_insert(struct fib *fib, const struct fib_route *route);
 int fib_remove(struct fib *fib, uint32_t prefix, uint8_t len, uint8_t kind);
 /* The route held for exactly prefix/len, or NULL. */
 const struct fib_route *fib_exact(const struct fib *fib, uint32_t prefix, uint8_t len);
-/* The most specific route covering dst, or NULL. */
+/* The most specific route covering dst, or NULL. Pointers into the fib
+ * hold until it is next changed. */
 const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst);
+/* Ask the cache for the entries fib_lookup(fib, dst) will read, ahead of it. */
+void fib_prefetch(const struct fib *fib, uint32_t dst);
+/* Every FIB_TUNNEL route into tunnel from now into tunnel to. */
+void fib_retarget_tunnel(struct fib *fib, uint32_t from, uint32_t to);
 
 #endif

@@ -76,8 +76,13 @@ static void router_workers_update(struct router *r)
 			i++;
 }
 
-/* Packets ahead of the one being routed whose headers are prefetched. */
-#define DATA_AHEAD 4
+/* Packets ahead of the one being routed whose headers are prefetched, whose
+ * table lookups are prefetched (prefetch.c), and whose lookups' targets
+ * are: each stage a few packets' work after the one before it, so that its
+ * misses have been served when the next stage or forward_input reads. */
+#define DATA_AHEAD 8
+#define LOOKUPS_AHEAD 5
+#define TARGETS_AHEAD 2
 
 /* One burst from one input ring; returns how many packets it took. */
 static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
@@ -97,9 +102,25 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	 * from another core (hundreds of cycles) outlasts one packet's work. */
 	for (unsigned int i = 0; i < n && i < DATA_AHEAD; i++)
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	if (r->tables == NULL || r->tables->nb_tunnels < PREFETCH_MIN_TUNNELS) {
+		for (unsigned int i = 0; i < n; i++) {
+			if (i + DATA_AHEAD < n)
+				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
+			forward_input(r, pkts[i]);
+		}
+		return n;
+	}
+	for (unsigned int i = 0; i < n && i < LOOKUPS_AHEAD; i++)
+		prefetch_lookups(r, pkts[i]);
+	for (unsigned int i = 0; i < n && i < TARGETS_AHEAD; i++)
+		prefetch_targets(r, pkts[i]);
 	for (unsigned int i = 0; i < n; i++) {
 		if (i + DATA_AHEAD < n)
 			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
+		if (i + LOOKUPS_AHEAD < n)
+			prefetch_lookups(r, pkts[i + LOOKUPS_AHEAD]);
+		if (i + TARGETS_AHEAD < n)
+			prefetch_targets(r, pkts[i + TARGETS_AHEAD]);
 		forward_input(r, pkts[i]);
 	}
 	return n;

@@ -280,6 +280,17 @@ void forward_input(struct router *r, struct rte_mbuf *m);
  * for ARP or ND until now). Consumes m. */
 void forward_output(struct router *r, struct rte_mbuf *m);
 
+/* prefetch.c: the table entries forward_input will read for m, asked of
+ * the cache ahead of it in a burst: _lookups first (the FIB, the SPI
+ * table), _targets a few packets later (what the lookups lead to). Hints
+ * only: m is not changed nor trusted. */
+void prefetch_lookups(const struct router *r, struct rte_mbuf *m);
+void prefetch_targets(const struct router *r, struct rte_mbuf *m);
+/* Below this many tunnels the tables stay in the cache of their own accord
+ * and asking ahead is only work (the FIB probed twice, the header read
+ * early): the burst loop does not call them. */
+#define PREFETCH_MIN_TUNNELS 64
+
 /* local.c: an IPv4 or IPv6 packet (no L2) to one of the gateway's addresses,
  * or (to_multicast, IPv6) to a group of a port of ours, past forward.c's
  * checks: reassembled if a fragment, then to ICMP, ICMPv6, ESP, ESP in UDP,

@@ -402,8 +402,11 @@ static void pump(void)
 			crypto_worker_process(&worker, pkts, n);
 		moved += n;
 		n = rte_ring_dequeue_burst(worker.ring_dec, (void **)pkts, ESGW_BURST, NULL);
-		for (unsigned int i = 0; i < n; i++)
+		for (unsigned int i = 0; i < n; i++) {
+			prefetch_lookups(&router, pkts[i]);
+			prefetch_targets(&router, pkts[i]);
 			forward_input(&router, pkts[i]);
+		}
 		moved += n;
 		moved += drain_tx(tx_ring[0]) + drain_tx(tx_ring[1]) + drain_tx(worker.ring_wtx) +
 			 drain_tx(punt_ring);
@@ -573,6 +576,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(meta, 0, sizeof(*meta));
 		meta->kind = ESGW_PKT_RX;
 		meta->in_port = control & 1;
+		prefetch_lookups(&router, m); /* what the burst reads ahead too */
+		prefetch_targets(&router, m);
 		forward_input(&router, m);
 		pump();
 		data += len;

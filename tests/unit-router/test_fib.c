@@ -88,16 +88,27 @@ static void test_fib(void)
 	CHECK(fib_build(&fib, &bad, 1) < 0, "length 33 refused");
 }
 
-/* Two FIBs hold the same routes in the same groups. */
+/* Two FIBs hold the same routes of the same lengths. */
 static int fib_same(const struct fib *a, const struct fib *b)
 {
 	if (a->nb_routes != b->nb_routes || a->nb_groups != b->nb_groups)
 		return 0;
-	for (uint32_t g = 0; g < a->nb_groups; g++)
-		if (a->groups[g].mask != b->groups[g].mask ||
-		    a->groups[g].start != b->groups[g].start || a->groups[g].end != b->groups[g].end)
+	for (uint32_t g = 0; g < a->nb_groups; g++) {
+		const struct fib_group *ga = &a->groups[g];
+
+		if (ga->len != b->groups[g].len || ga->count != b->groups[g].count)
 			return 0;
-	return a->nb_routes == 0 || memcmp(a->routes, b->routes, a->nb_routes * sizeof(*a->routes)) == 0;
+		for (uint32_t i = 0; i <= ga->table_mask; i++) {
+			const struct fib_route *x = &ga->table[i], *y;
+
+			if (x->len == FIB_EMPTY)
+				continue;
+			y = fib_exact(b, x->prefix, x->len);
+			if (y == NULL || memcmp(x, y, sizeof(*x)) != 0)
+				return 0;
+		}
+	}
+	return 1;
 }
 
 /* Routes inserted one at a time, in either order, then some removed, hold
@@ -136,6 +147,56 @@ static void test_fib_in_place(void)
 	fib_free(&built);
 	fib_free(&grown);
 	fib_free(&shrunk);
+}
+
+/* A hub's table: thousands of /24 tunnel routes beside the few of the
+ * ports, inserted one by one (the tables grow), every third removed (the
+ * entries behind each hole move back): the same as a build of what is left,
+ * and every destination finds its route, the removed ones the cover. */
+static void test_fib_many(void)
+{
+	enum { N = 5000 };
+	struct fib_route *routes = calloc(N + 2, sizeof(*routes)), *left = calloc(N + 2, sizeof(*left));
+	struct fib grown = {0}, built;
+	size_t n_left = 0, bad = 0;
+
+	CHECK(routes != NULL && left != NULL, "memory");
+	if (routes == NULL || left == NULL)
+		goto out;
+	routes[0] = (struct fib_route){.prefix = IP(10, 128, 0, 0), .len = 9, .kind = FIB_VIA, .port = 1};
+	routes[1] = (struct fib_route){.prefix = IP(192, 168, 1, 2), .len = 32, .kind = FIB_LOCAL};
+	for (uint32_t i = 0; i < N; i++)
+		routes[i + 2] = (struct fib_route){.prefix = IP(10, 128, 0, 0) + ((i + 1) << 8),
+						   .len = 24,
+						   .kind = FIB_TUNNEL,
+						   .tunnel = i};
+	for (size_t i = 0; i < N + 2; i++)
+		CHECK(fib_insert(&grown, &routes[i]) == 0, "insert #%zu", i);
+	for (size_t i = 0; i < N + 2; i++) {
+		if (i >= 2 && i % 3 == 0) {
+			CHECK(fib_remove(&grown, routes[i].prefix, 24, FIB_TUNNEL) == 0, "remove #%zu", i);
+			continue;
+		}
+		left[n_left++] = routes[i];
+	}
+	CHECK(fib_build(&built, left, n_left) == 0, "build of what is left");
+	CHECK(fib_same(&grown, &built), "many removed = built without");
+	for (size_t i = 2; i < N + 2; i++) {
+		const struct fib_route *rt = fib_lookup(&grown, routes[i].prefix | 77);
+
+		if (i % 3 == 0)
+			bad += rt == NULL || rt->len != 9;
+		else
+			bad += rt == NULL || rt->len != 24 || rt->tunnel != routes[i].tunnel;
+	}
+	CHECK(bad == 0, "%zu lookups wrong", bad);
+	fib_retarget_tunnel(&grown, 2, 4242);
+	CHECK(fib_lookup(&grown, IP(10, 128, 3, 1))->tunnel == 4242, "tunnel renumbered");
+	fib_free(&built);
+	fib_free(&grown);
+out:
+	free(routes);
+	free(left);
 }
 
 /* A valid 20-byte IPv4 header for a packet of total_len bytes. */
@@ -336,6 +397,7 @@ int main(void)
 {
 	test_fib();
 	test_fib_in_place();
+	test_fib_many();
 	test_ipv4_check();
 	test_ttl_checksum();
 	test_arp();
