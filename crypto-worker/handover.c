@@ -51,7 +51,7 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 {
 	const struct esgw_meta *meta = esgw_meta(m);
 	uint32_t slot = meta->sa_slot, to = meta->handover_to;
-	struct esp_sa *sa = slot < ESGW_MAX_SA ? w->sa[slot] : NULL;
+	struct esp_sa *sa = slot < w->dp.max_sas ? w->sa[slot] : NULL;
 	struct esgw_sa_runtime *rt;
 
 	rte_pktmbuf_free(m);
@@ -116,7 +116,7 @@ int handover_ready(struct crypto_worker *w)
 {
 	if (likely(w->nb_standby == 0))
 		return 0;
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA; slot++)
+	for (uint32_t slot = 0; slot < w->dp.max_sas; slot++)
 		if (w->parking[slot] != NULL &&
 		    __atomic_load_n(&w->dp.shared->sa[slot].owner, __ATOMIC_ACQUIRE) == w->id)
 			return 1;
@@ -125,7 +125,7 @@ int handover_ready(struct crypto_worker *w)
 
 void handover_poll(struct crypto_worker *w)
 {
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA && w->nb_standby != 0; slot++) {
+	for (uint32_t slot = 0; slot < w->dp.max_sas && w->nb_standby != 0; slot++) {
 		struct sa_parking *p = w->parking[slot];
 
 		if (p == NULL || !owned(w, slot))

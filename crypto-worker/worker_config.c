@@ -126,7 +126,7 @@ static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, co
 /* The SA in slot is this very SA (same id and SPI) already. */
 static bool sa_held(const struct crypto_worker *w, uint32_t slot, const Esgw__DpSa *s)
 {
-	return slot < ESGW_MAX_SA && w->sa[slot] != NULL && w->sa_id[slot] == s->id &&
+	return slot < w->dp.max_sas && w->sa[slot] != NULL && w->sa_id[slot] == s->id &&
 	       w->sa[slot]->spi == s->spi;
 }
 
@@ -207,11 +207,11 @@ static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct 
 		 * have it; otherwise it is another worker's business. */
 		if (s->worker != w->id && !(s->leaving && sa_held(w, s->slot, s)))
 			continue;
-		if (s->slot < ESGW_MAX_SA && fresh_cfg[s->slot] != NULL) {
+		if (s->slot < w->dp.max_sas && fresh_cfg[s->slot] != NULL) {
 			snprintf(err, errlen, "SA %u: runtime slot %u given twice", s->id, s->slot);
 			return -1;
 		}
-		if (s->slot < ESGW_MAX_SA && sa_held(w, s->slot, s)) {
+		if (s->slot < w->dp.max_sas && sa_held(w, s->slot, s)) {
 			bytes[s->slot] = built_of(s);
 			if (sa_unchanged(w, s->slot, &bytes[s->slot])) {
 				built_free(&bytes[s->slot]);
@@ -220,7 +220,7 @@ static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct 
 				continue;
 			}
 		}
-		if (sa_build(w, s, &fresh[s->slot < ESGW_MAX_SA ? s->slot : 0], err, errlen) < 0)
+		if (sa_build(w, s, &fresh[s->slot < w->dp.max_sas ? s->slot : 0], err, errlen) < 0)
 			return -1;
 		if (bytes[s->slot].bytes == NULL)
 			bytes[s->slot] = built_of(s);
@@ -275,29 +275,50 @@ static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa 
 	return 0;
 }
 
-/* What a push builds, by slot (all NULL between pushes). */
-static struct esp_sa *fresh[ESGW_MAX_SA];
-static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
-static struct sa_built bytes[ESGW_MAX_SA];
+/* What a push builds, by slot (all NULL between pushes), dp.max_sas each. */
+static struct esp_sa **fresh;
+static const Esgw__DpSa **fresh_cfg;
+static struct sa_built *bytes;
+
+int crypto_worker_tables_alloc(struct crypto_worker *w)
+{
+	size_t n = w->dp.max_sas;
+
+	/* calloc'd: pages of slots never used stay untouched (no memory). */
+	w->sa = calloc(n, sizeof(*w->sa));
+	w->sa_id = calloc(n, sizeof(*w->sa_id));
+	w->sa_instance = calloc(n, sizeof(*w->sa_instance));
+	w->sa_built = calloc(n, sizeof(*w->sa_built));
+	w->seq_limit = calloc(n, sizeof(*w->seq_limit));
+	w->parking = calloc(n, sizeof(*w->parking));
+	fresh = calloc(n, sizeof(*fresh));
+	fresh_cfg = calloc(n, sizeof(*fresh_cfg));
+	bytes = calloc(n, sizeof(*bytes));
+	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
+	    w->seq_limit == NULL || w->parking == NULL || fresh == NULL || fresh_cfg == NULL ||
+	    bytes == NULL) {
+		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
+		return -1;
+	}
+	return 0;
+}
 
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
 	int count, rc = -1;
 
-	memset(fresh, 0, sizeof(fresh));
-	memset(fresh_cfg, 0, sizeof(fresh_cfg));
 	count = build_all(w, cfg, fresh, fresh_cfg, bytes, err, errlen);
 	if (count < 0)
 		goto out;
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++)
 		if (install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) <
 		    0)
 			goto out; /* applied up to here; ctld pushes again */
 	ESGW_INFO("configuration %lu: %d SAs", (unsigned long)cfg->generation, count);
 	rc = 0;
 out:
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++) {
 		esp_sa_free(fresh[slot]);
 		fresh[slot] = NULL;
 		fresh_cfg[slot] = NULL;
@@ -327,7 +348,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 		const Esgw__DpSaRef *ref = d->sas_deleted[i];
 
 		/* Not ours, or replaced by an SA of this change in the same slot. */
-		if (ref->slot >= ESGW_MAX_SA || w->sa[ref->slot] == NULL ||
+		if (ref->slot >= w->dp.max_sas || w->sa[ref->slot] == NULL ||
 		    w->sa_id[ref->slot] != ref->id || fresh_cfg[ref->slot] != NULL)
 			continue;
 		if (install(w, ref->slot, NULL, &fresh[ref->slot], &bytes[ref->slot], err, errlen) <
@@ -337,7 +358,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 	for (size_t i = 0; i < d->n_sas; i++) {
 		uint32_t slot = d->sas[i]->slot;
 
-		if (slot < ESGW_MAX_SA && fresh_cfg[slot] == d->sas[i] &&
+		if (slot < w->dp.max_sas && fresh_cfg[slot] == d->sas[i] &&
 		    install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) < 0)
 			goto out; /* applied up to here; ctld pushes whole */
 	}
@@ -346,7 +367,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 	rc = 0;
 out:
 	for (size_t i = 0; i < d->n_sas; i++) {
-		uint32_t slot = d->sas[i]->slot < ESGW_MAX_SA ? d->sas[i]->slot : 0;
+		uint32_t slot = d->sas[i]->slot < w->dp.max_sas ? d->sas[i]->slot : 0;
 
 		esp_sa_free(fresh[slot]);
 		fresh[slot] = NULL;
@@ -375,7 +396,7 @@ void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *li
 		const Esgw__DpSeqLimit *l = limits->limits[i];
 
 		/* Another SA (or instance) in the slot: not its floor. */
-		if (l->slot >= ESGW_MAX_SA || w->sa[l->slot] == NULL ||
+		if (l->slot >= w->dp.max_sas || w->sa[l->slot] == NULL ||
 		    w->sa[l->slot]->spi != l->spi || w->sa_instance[l->slot] != l->instance)
 			continue;
 		if (l->seq_limit > w->seq_limit[l->slot])
@@ -386,7 +407,7 @@ void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *li
 
 void crypto_worker_sas_wipe(struct crypto_worker *w)
 {
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++) {
 		handover_forget(w, slot, ESGW_DROP_NO_WORKER);
 		esp_sa_free(w->sa[slot]);
 		w->sa[slot] = NULL;
@@ -409,11 +430,11 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->counters = counters;
 	stats->n_counters = 3 + n_drops;
 
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++)
 		n_sas += w->sa[slot] != NULL;
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	stats->n_sas = 0;
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++) {
 		const struct esgw_sa_runtime *rt;
 		Esgw__DpSaStats *s;
 

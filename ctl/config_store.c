@@ -88,8 +88,11 @@ static int config_consistent(const Esgw__Config *c, char *why, size_t whylen)
 		return -1;
 	}
 	for (size_t i = 0; i < c->n_sas; i++) {
-		if (c->sas[i]->slot >= ESGW_MAX_SA) {
-			snprintf(why, whylen, "SA %u has slot %u", c->sas[i]->id, c->sas[i]->slot);
+		if (c->sas[i]->slot >= ctld.opt.max_sas) {
+			snprintf(why, whylen,
+				 "SA %u has slot %u, beyond --max-sas %u (start esgw-ctld with a "
+				 "larger --max-sas)",
+				 c->sas[i]->id, c->sas[i]->slot, ctld.opt.max_sas);
 			return -1;
 		}
 	}

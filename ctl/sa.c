@@ -105,7 +105,7 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 		snprintf(err, errlen,
 			 "all %u SA slots are in use: at most %u SAs (esgw-ctld --max-sas N raises "
 			 "it, up to %d)",
-			 ctld.opt.max_sas, ctld.opt.max_sas, ESGW_MAX_SA);
+			 ctld.opt.max_sas, ctld.opt.max_sas, ESGW_MAX_SAS_CAP);
 		return INVALID;
 	}
 	copy = sa_copy(sa, worker, slot, err, errlen);

@@ -181,21 +181,21 @@ static struct {
 	const void *config;
 	size_t n;      /* sas[0..n) are marked */
 	uint32_t next; /* no free slot below */
-	bool used[ESGW_MAX_SA];
+	bool *used; /* ctld.opt.max_sas */
 } slots;
 
 int state_free_slot(void)
 {
 	if (slots.epoch != state_epoch_now() || slots.config != ctld.config ||
 	    slots.n > ctld.config->n_sas) {
-		memset(slots.used, 0, sizeof(slots.used));
+		memset(CTLD_SLOTS(slots.used), 0, ctld.opt.max_sas * sizeof(*slots.used));
 		slots.epoch = state_epoch_now();
 		slots.config = ctld.config;
 		slots.n = 0;
 		slots.next = 0;
 	}
 	for (; slots.n < ctld.config->n_sas; slots.n++)
-		if (ctld.config->sas[slots.n]->slot < ESGW_MAX_SA)
+		if (ctld.config->sas[slots.n]->slot < ctld.opt.max_sas)
 			slots.used[ctld.config->sas[slots.n]->slot] = true;
 	while (slots.next < ctld.opt.max_sas && slots.used[slots.next])
 		slots.next++;
@@ -207,7 +207,7 @@ void state_sa_removed(const Esgw__Sa *sa, size_t index)
 	if (slots.epoch != state_epoch_now() || slots.config != ctld.config || index >= slots.n)
 		return; /* rebuilt at the next look anyway, or not marked yet */
 	slots.n--;
-	if (sa->slot < ESGW_MAX_SA) {
+	if (sa->slot < ctld.opt.max_sas) {
 		slots.used[sa->slot] = false;
 		if (sa->slot < slots.next)
 			slots.next = sa->slot;

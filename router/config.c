@@ -47,6 +47,21 @@ uint32_t router_source_address(const struct router_tables *t, uint32_t dst)
 	return port->nb_addrs ? port->addrs[0].addr : 0;
 }
 
+struct router_tables *router_tables_new(uint32_t max_sas)
+{
+	struct router_tables *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->max_sas = max_sas;
+	t->sa_tunnel = calloc(max_sas, sizeof(*t->sa_tunnel)); /* untouched pages: no memory */
+	if (t->sa_tunnel == NULL) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
 void router_tables_free(struct router_tables *t)
 {
 	if (t == NULL)
@@ -62,6 +77,7 @@ void router_tables_free(struct router_tables *t)
 	free(t->sa_conf);
 	free(t->tunnels);
 	free(t->sa_in);
+	free(t->sa_tunnel);
 	spd_free(t->spd);
 	free(t);
 }
@@ -237,7 +253,7 @@ fail:
 int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct router *r = router_of(dp);
-	struct router_tables *t = calloc(1, sizeof(*t));
+	struct router_tables *t = router_tables_new(r->dp.max_sas);
 	char ring_name[RTE_RING_NAMESIZE];
 
 	if (t == NULL) {

@@ -5,6 +5,7 @@
  * packet of it goes to the new worker. The old worker passes ownership of the
  * SA's runtime state on when the marker reaches it (crypto-worker/handover.c),
  * so the SA's packets are processed in the order the router saw them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "log.h"
@@ -13,20 +14,77 @@
 
 #define NO_WORKER 0xff
 
-/* Worker of every SA slot the tables use, NO_WORKER for the others. */
-static void slot_workers(const struct router_tables *t, uint8_t workers[ESGW_MAX_SA])
+/* Worker of each SA slot in the old and the new tables while a push is
+ * compared (router_handover_begin), NO_WORKER between pushes; dp.max_sas. */
+static uint8_t *before, *after;
+
+int router_handover_init(struct router *r)
 {
-	memset(workers, NO_WORKER, ESGW_MAX_SA);
+	before = malloc(r->dp.max_sas);
+	after = malloc(r->dp.max_sas);
+	r->handovers = calloc(r->dp.max_sas, sizeof(*r->handovers));
+	if (before == NULL || after == NULL || r->handovers == NULL)
+		return -1;
+	memset(before, NO_WORKER, r->dp.max_sas);
+	memset(after, NO_WORKER, r->dp.max_sas);
+	return 0;
+}
+
+typedef void slot_fn(struct router *r, uint32_t slot, uint8_t worker);
+
+/* fn for every SA slot the tables use, with its worker (a slot may come more
+ * than once): the SAs held, not every slot. */
+static void each_slot(struct router *r, const struct router_tables *t, slot_fn *fn)
+{
 	if (t == NULL)
 		return;
 	for (uint32_t i = 0; i < t->nb_tunnels; i++)
-		workers[t->tunnels[i].sa_out_slot] = (uint8_t)t->tunnels[i].worker;
+		fn(r, t->tunnels[i].sa_out_slot, (uint8_t)t->tunnels[i].worker);
 	for (uint32_t i = 0; t->sa_in != NULL && i <= t->sa_in_mask; i++)
 		if (t->sa_in[i].used)
-			workers[t->sa_in[i].slot] = (uint8_t)t->sa_in[i].worker;
+			fn(r, t->sa_in[i].slot, (uint8_t)t->sa_in[i].worker);
 	for (uint32_t i = 0; t->spd != NULL && i < t->spd->nb_policies; i++) /* policies' SAs */
 		if (t->spd->policies[i].usable)
-			workers[t->spd->policies[i].sa_slot] = (uint8_t)t->spd->policies[i].worker;
+			fn(r, t->spd->policies[i].sa_slot, (uint8_t)t->spd->policies[i].worker);
+}
+
+static void set_before(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)r;
+	before[slot] = worker;
+}
+
+static void set_after(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)r;
+	after[slot] = worker;
+}
+
+static void clear_after(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)r;
+	(void)worker;
+	after[slot] = NO_WORKER;
+}
+
+/* A slot of the old tables: queue a marker if the new ones place it on
+ * another worker; once per slot (before[] is cleared as it is seen). */
+static void compare(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)worker;
+	if (before[slot] == NO_WORKER)
+		return;
+	if (after[slot] != NO_WORKER && before[slot] != after[slot]) {
+		if (r->nb_handovers == r->dp.max_sas)
+			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
+		else {
+			r->handovers[r->nb_handovers++] = (struct router_handover){
+				.slot = slot, .from = before[slot], .to = after[slot]};
+			ESGW_INFO("SA slot %u: worker %u -> %u", slot, before[slot],
+				  after[slot]);
+		}
+	}
+	before[slot] = NO_WORKER;
 }
 
 /* Enqueue one marker; 0, or -1 if the ring or the pool refused (retry later:
@@ -68,21 +126,9 @@ void router_handover_retry(struct router *r)
 void router_handover_begin(struct router *r, const struct router_tables *old,
 			   const struct router_tables *new)
 {
-	static uint8_t before[ESGW_MAX_SA], after[ESGW_MAX_SA];
-
-	slot_workers(old, before);
-	slot_workers(new, after);
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA; slot++) {
-		if (before[slot] == NO_WORKER || after[slot] == NO_WORKER ||
-		    before[slot] == after[slot])
-			continue;
-		if (r->nb_handovers == ESGW_MAX_SA) {
-			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
-			continue;
-		}
-		r->handovers[r->nb_handovers++] = (struct router_handover){
-			.slot = slot, .from = before[slot], .to = after[slot]};
-		ESGW_INFO("SA slot %u: worker %u -> %u", slot, before[slot], after[slot]);
-	}
+	each_slot(r, old, set_before);
+	each_slot(r, new, set_after);
+	each_slot(r, old, compare);
+	each_slot(r, new, clear_after);
 	router_handover_retry(r);
 }
