@@ -18,10 +18,11 @@
 #define ESGW_WORKER_LCORE(n) (10 + (n))
 /* SA runtime slots: esgw-ctld --max-sas N (default ESGW_DEFAULT_MAX_SAS)
  * sizes the shared table esgw-rxtx creates in hugepage memory and every
- * process's tables by slot, at start-up; ESGW_MAX_SAS_CAP bounds N (2^22:
- * 3 GiB of runtime slots, more hugepage memory than a gateway host reserves). */
+ * process's tables by slot, at start-up; ESGW_MAX_SAS_CAP bounds N (2^24:
+ * 12 GiB of runtime slots in hugepages; esgw-ctld refuses at start a --max-sas
+ * the host's hugepages cannot hold). */
 #define ESGW_DEFAULT_MAX_SAS 65536
-#define ESGW_MAX_SAS_CAP (1u << 22)
+#define ESGW_MAX_SAS_CAP (1u << 24)
 /* esgw-rxtx's hugepage memory (EAL -m, MiB) with the default --max-sas: mbuf
  * pool, rings, the shared table; a larger --max-sas adds its extra slots. */
 #define ESGW_RXTX_MEM_DEFAULT_MB 256

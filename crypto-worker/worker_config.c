@@ -303,6 +303,27 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 	return 0;
 }
 
+/* Anything in the slot that a push without its SA would clear (install). */
+static bool slot_has_state(const struct crypto_worker *w, unsigned int slot)
+{
+	return fresh_cfg[slot] != NULL || w->sa[slot] != NULL || w->parking[slot] != NULL ||
+	       w->sa_instance[slot] != 0 || w->seq_limit[slot] != 0 ||
+	       w->sa_built[slot].bytes != NULL || w->sa_id[slot] != 0;
+}
+
+/* What a push built for its SAs and did not install: freed, keys wiped. */
+static void built_discard(const struct crypto_worker *w, Esgw__DpSa *const *sas, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t slot = sas[i]->slot < w->dp.max_sas ? sas[i]->slot : 0;
+
+		esp_sa_free(fresh[slot]);
+		fresh[slot] = NULL;
+		fresh_cfg[slot] = NULL;
+		built_free(&bytes[slot]);
+	}
+}
+
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
@@ -311,19 +332,16 @@ int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char 
 	count = build_all(w, cfg, fresh, fresh_cfg, bytes, err, errlen);
 	if (count < 0)
 		goto out;
+	/* Slots with nothing in them, before or after, are only read: their
+	 * pages stay untouched (a large --max-sas costs no memory). */
 	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++)
-		if (install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) <
-		    0)
+		if (slot_has_state(w, slot) &&
+		    install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) < 0)
 			goto out; /* applied up to here; ctld pushes again */
 	ESGW_INFO("configuration %lu: %d SAs", (unsigned long)cfg->generation, count);
 	rc = 0;
 out:
-	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++) {
-		esp_sa_free(fresh[slot]);
-		fresh[slot] = NULL;
-		fresh_cfg[slot] = NULL;
-		built_free(&bytes[slot]);
-	}
+	built_discard(w, cfg->sas, cfg->n_sas);
 	wipe_request_keys(cfg);
 	return rc;
 }
@@ -366,14 +384,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 		  count, d->n_sas_deleted);
 	rc = 0;
 out:
-	for (size_t i = 0; i < d->n_sas; i++) {
-		uint32_t slot = d->sas[i]->slot < w->dp.max_sas ? d->sas[i]->slot : 0;
-
-		esp_sa_free(fresh[slot]);
-		fresh[slot] = NULL;
-		fresh_cfg[slot] = NULL;
-		built_free(&bytes[slot]);
-	}
+	built_discard(w, d->sas, d->n_sas);
 	wipe_request_keys(&part);
 	return rc;
 }
