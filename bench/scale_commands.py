@@ -79,12 +79,14 @@ def main():
     ap.add_argument("--tunnels", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--max-sas", type=int, help="esgw-ctld --max-sas (default its own)")
     args = ap.parse_args()
     topo = h.Topology()
     gws = []
     try:
         ns = h.build_standard(topo)
-        gw = h.Gateway("gw1", ns["gw1"], topo.tag, workers=args.workers)
+        gw = h.Gateway("gw1", ns["gw1"], topo.tag, workers=args.workers,
+                       ctld_args=["--max-sas", str(args.max_sas)] if args.max_sas else [])
         gws.append(gw)
         gw.start()
         load(gw, ["interface add lan net_af_packet0,iface=gw1-lan",
