@@ -16,6 +16,7 @@
  * place more than packets may use, kept for a hand-over marker. */
 #define HANDOVER_PARK_MAX ESGW_RING_SIZE
 struct sa_parking {
+	uint32_t standby_index; /* its slot's place in crypto_worker.standby */
 	uint32_t count;
 	struct rte_mbuf *pkts[HANDOVER_PARK_MAX + 1];
 };
@@ -49,6 +50,7 @@ struct crypto_worker {
 	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
 	 * by the worker handing it over (handover.c). */
 	struct sa_parking **parking;
+	uint32_t *standby; /* the slots in standby, in no order: handover_poll's */
 	uint32_t nb_standby;
 	/* Counters of this worker; the per-SA ones are in shared memory. */
 	uint64_t packets_encrypted;

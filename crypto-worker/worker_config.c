@@ -291,11 +291,13 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 	w->sa_built = calloc(n, sizeof(*w->sa_built));
 	w->seq_limit = calloc(n, sizeof(*w->seq_limit));
 	w->parking = calloc(n, sizeof(*w->parking));
+	w->standby = calloc(n, sizeof(*w->standby));
 	fresh = calloc(n, sizeof(*fresh));
 	fresh_cfg = calloc(n, sizeof(*fresh_cfg));
 	bytes = calloc(n, sizeof(*bytes));
 	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
-	    w->seq_limit == NULL || w->parking == NULL || fresh == NULL || fresh_cfg == NULL ||
+	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL || fresh == NULL ||
+	    fresh_cfg == NULL ||
 	    bytes == NULL) {
 		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
 		return -1;
@@ -420,6 +422,8 @@ void crypto_worker_sas_wipe(struct crypto_worker *w)
 {
 	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++) {
 		handover_forget(w, slot, ESGW_DROP_NO_WORKER);
+		if (w->sa[slot] == NULL && w->sa_built[slot].bytes == NULL)
+			continue; /* nothing to wipe: its page stays untouched */
 		esp_sa_free(w->sa[slot]);
 		w->sa[slot] = NULL;
 		built_free(&w->sa_built[slot]);
