@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "log.h"
+#include "slot_table.h"
 #include "worker.h"
 
 /* The outer endpoints of s into p: none (both empty) for an SA used inbound
@@ -284,17 +285,17 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 {
 	size_t n = w->dp.max_sas;
 
-	/* calloc'd: pages of slots never used stay untouched (no memory). */
-	w->sa = calloc(n, sizeof(*w->sa));
-	w->sa_id = calloc(n, sizeof(*w->sa_id));
-	w->sa_instance = calloc(n, sizeof(*w->sa_instance));
-	w->sa_built = calloc(n, sizeof(*w->sa_built));
-	w->seq_limit = calloc(n, sizeof(*w->seq_limit));
-	w->parking = calloc(n, sizeof(*w->parking));
-	w->standby = calloc(n, sizeof(*w->standby));
-	fresh = calloc(n, sizeof(*fresh));
-	fresh_cfg = calloc(n, sizeof(*fresh_cfg));
-	bytes = calloc(n, sizeof(*bytes));
+	/* Pages of slots never used stay untouched: no memory. */
+	w->sa = esgw_slot_table_alloc(n, sizeof(*w->sa));
+	w->sa_id = esgw_slot_table_alloc(n, sizeof(*w->sa_id));
+	w->sa_instance = esgw_slot_table_alloc(n, sizeof(*w->sa_instance));
+	w->sa_built = esgw_slot_table_alloc(n, sizeof(*w->sa_built));
+	w->seq_limit = esgw_slot_table_alloc(n, sizeof(*w->seq_limit));
+	w->parking = esgw_slot_table_alloc(n, sizeof(*w->parking));
+	w->standby = esgw_slot_table_alloc(n, sizeof(*w->standby));
+	fresh = esgw_slot_table_alloc(n, sizeof(*fresh));
+	fresh_cfg = esgw_slot_table_alloc(n, sizeof(*fresh_cfg));
+	bytes = esgw_slot_table_alloc(n, sizeof(*bytes));
 	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
 	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL || fresh == NULL ||
 	    fresh_cfg == NULL ||

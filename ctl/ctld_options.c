@@ -15,6 +15,7 @@
 
 #include "cpu_list.h"
 #include "log.h"
+#include "slot_table.h"
 
 #define IDLE_TIMEOUT_DEFAULT 120 /* seconds a control client may stay silent */
 
@@ -343,7 +344,7 @@ static void check_hugepages(void)
 
 void *ctld_slots_calloc(size_t size)
 {
-	void *t = calloc(ctld.opt.max_sas, size); /* untouched pages: no memory */
+	void *t = esgw_slot_table_alloc(ctld.opt.max_sas, size);
 
 	if (t == NULL) {
 		ESGW_ERR("out of memory for a table of %u SA slots of %zu bytes (--max-sas)",

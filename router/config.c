@@ -16,6 +16,7 @@
 #include "addr.h"
 #include "log.h"
 #include "router.h"
+#include "slot_table.h"
 
 #define FAIL(...)                                                                                  \
 	do {                                                                                       \
@@ -54,7 +55,7 @@ struct router_tables *router_tables_new(uint32_t max_sas)
 	if (t == NULL)
 		return NULL;
 	t->max_sas = max_sas;
-	t->sa_tunnel = calloc(max_sas, sizeof(*t->sa_tunnel)); /* untouched pages: no memory */
+	t->sa_tunnel = esgw_slot_table_alloc(max_sas, sizeof(*t->sa_tunnel));
 	if (t->sa_tunnel == NULL) {
 		free(t);
 		return NULL;
@@ -77,7 +78,7 @@ void router_tables_free(struct router_tables *t)
 	free(t->sa_conf);
 	free(t->tunnels);
 	free(t->sa_in);
-	free(t->sa_tunnel);
+	esgw_slot_table_free(t->sa_tunnel, t->max_sas, sizeof(*t->sa_tunnel));
 	spd_free(t->spd);
 	free(t);
 }

@@ -5,29 +5,21 @@
  * packet of it goes to the new worker. The old worker passes ownership of the
  * SA's runtime state on when the marker reaches it (crypto-worker/handover.c),
  * so the SA's packets are processed in the order the router saw them. */
-#include <stdlib.h>
-#include <string.h>
-
 #include "log.h"
 #include "router.h"
+#include "slot_table.h"
 #include "spd.h"
 
-#define NO_WORKER 0xff
-
-/* Worker of each SA slot in the old and the new tables while a push is
- * compared (router_handover_begin), NO_WORKER between pushes; dp.max_sas. */
+/* Worker + 1 of each SA slot in the old and the new tables while a push is
+ * compared (router_handover_begin), 0 (none) between pushes; dp.max_sas. */
 static uint8_t *before, *after;
 
 int router_handover_init(struct router *r)
 {
-	before = malloc(r->dp.max_sas);
-	after = malloc(r->dp.max_sas);
-	r->handovers = calloc(r->dp.max_sas, sizeof(*r->handovers));
-	if (before == NULL || after == NULL || r->handovers == NULL)
-		return -1;
-	memset(before, NO_WORKER, r->dp.max_sas);
-	memset(after, NO_WORKER, r->dp.max_sas);
-	return 0;
+	before = esgw_slot_table_alloc(r->dp.max_sas, sizeof(*before));
+	after = esgw_slot_table_alloc(r->dp.max_sas, sizeof(*after));
+	r->handovers = esgw_slot_table_alloc(r->dp.max_sas, sizeof(*r->handovers));
+	return before == NULL || after == NULL || r->handovers == NULL ? -1 : 0;
 }
 
 typedef void slot_fn(struct router *r, uint32_t slot, uint8_t worker);
@@ -51,40 +43,41 @@ static void each_slot(struct router *r, const struct router_tables *t, slot_fn *
 static void set_before(struct router *r, uint32_t slot, uint8_t worker)
 {
 	(void)r;
-	before[slot] = worker;
+	before[slot] = (uint8_t)(worker + 1);
 }
 
 static void set_after(struct router *r, uint32_t slot, uint8_t worker)
 {
 	(void)r;
-	after[slot] = worker;
+	after[slot] = (uint8_t)(worker + 1);
 }
 
 static void clear_after(struct router *r, uint32_t slot, uint8_t worker)
 {
 	(void)r;
 	(void)worker;
-	after[slot] = NO_WORKER;
+	after[slot] = 0;
 }
 
 /* A slot of the old tables: queue a marker if the new ones place it on
  * another worker; once per slot (before[] is cleared as it is seen). */
 static void compare(struct router *r, uint32_t slot, uint8_t worker)
 {
+	uint32_t from = before[slot] - 1u, to = after[slot] - 1u;
+
 	(void)worker;
-	if (before[slot] == NO_WORKER)
+	if (before[slot] == 0)
 		return;
-	if (after[slot] != NO_WORKER && before[slot] != after[slot]) {
+	if (after[slot] != 0 && from != to) {
 		if (r->nb_handovers == r->dp.max_sas)
 			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
 		else {
 			r->handovers[r->nb_handovers++] = (struct router_handover){
-				.slot = slot, .from = before[slot], .to = after[slot]};
-			ESGW_INFO("SA slot %u: worker %u -> %u", slot, before[slot],
-				  after[slot]);
+				.slot = slot, .from = (uint16_t)from, .to = (uint16_t)to};
+			ESGW_INFO("SA slot %u: worker %u -> %u", slot, from, to);
 		}
 	}
-	before[slot] = NO_WORKER;
+	before[slot] = 0;
 }
 
 /* Enqueue one marker; 0, or -1 if the ring or the pool refused (retry later:

@@ -18,6 +18,7 @@
 #include "addr.h"
 #include "log.h"
 #include "router.h"
+#include "slot_table.h"
 #include "spd.h"
 
 #define FAIL(...)                                                                                  \
@@ -37,7 +38,7 @@ void spd_free(struct spd_table *spd)
 	free(spd->policies);
 	free(spd->names);
 	free(spd->index);
-	free(spd->in);
+	esgw_slot_table_free(spd->in, spd->nb_in, sizeof(*spd->in));
 	free(spd);
 }
 
@@ -252,7 +253,7 @@ int spd_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, siz
 		FAIL("out of memory");
 	t->spd = spd; /* freed with the tables on failure */
 	spd->nb_in = t->max_sas;
-	spd->in = calloc(spd->nb_in, sizeof(*spd->in)); /* untouched pages: no memory */
+	spd->in = esgw_slot_table_alloc(spd->nb_in, sizeof(*spd->in));
 	if (spd->in == NULL)
 		FAIL("out of memory");
 	spd->nb_policies = (uint32_t)cfg->n_policies;
