@@ -298,8 +298,7 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 	bytes = esgw_slot_table_alloc(n, sizeof(*bytes));
 	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
 	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL || fresh == NULL ||
-	    fresh_cfg == NULL ||
-	    bytes == NULL) {
+	    fresh_cfg == NULL || bytes == NULL) {
 		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
 		return -1;
 	}
