@@ -96,13 +96,16 @@ def main():
     ap.add_argument("--tunnels", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=100)
     ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--max-sas", type=int, help="esgw-ctld --max-sas (default its own)")
     args = ap.parse_args()
     topo = h.Topology()
     gws = []
     try:
         ns = h.build_standard(topo)
-        big = h.Gateway("gw1", ns["gw1"], topo.tag, workers=args.workers)
-        small = h.Gateway("gw2", ns["gw2"], topo.tag, workers=args.workers)
+        ctld_args = ["--max-sas", str(args.max_sas)] if args.max_sas else []
+        big = h.Gateway("gw1", ns["gw1"], topo.tag, workers=args.workers, ctld_args=ctld_args)
+        small = h.Gateway("gw2", ns["gw2"], topo.tag, workers=args.workers,
+                          ctld_args=ctld_args)
         gws += [big, small]
         for gw in gws:
             gw.start()

@@ -22,11 +22,13 @@ static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 		"  --rundir DIR  where the control socket is created (default %s)\n"
 		"  --busy-poll   never sleep when idle: poll at full speed (uses a whole CPU;\n"
 		"                for comparison with the adaptive default)\n"
-		"  --max-sas N   esgw-rxtx: SA runtime slots in the shared table, 1..%d\n"
-		"                (default %d, %zu bytes each)\n"
+		"  --max-sas N   esgw-rxtx: SA runtime slots in the shared table, 1..%u\n"
+		"                (default %d, %zu bytes each of hugepage memory: EAL -m %u\n"
+		"                MiB for the default, more for more)\n"
 		"  --max-workers N  esgw-rxtx: crypto workers with rings, 1..%d (default %d)\n",
-		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT, ESGW_MAX_SA,
-		ESGW_MAX_SA, sizeof(struct esgw_sa_runtime), ESGW_MAX_WORKERS,
+		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT, ESGW_MAX_SAS_CAP,
+		ESGW_DEFAULT_MAX_SAS, sizeof(struct esgw_sa_runtime), ESGW_RXTX_MEM_DEFAULT_MB,
+		ESGW_MAX_WORKERS,
 		ESGW_DEFAULT_MAX_WORKERS);
 	if (want_worker)
 		fprintf(out,
@@ -49,7 +51,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 	int opt;
 
 	dp->worker = -1;
-	dp->max_sas = ESGW_MAX_SA;
+	dp->max_sas = ESGW_DEFAULT_MAX_SAS;
 	dp->max_workers = ESGW_DEFAULT_MAX_WORKERS;
 	optind = 1; /* the EAL used getopt before us */
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
@@ -74,10 +76,10 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 			dp->busy_poll = true;
 			break;
 		case 'm':
-			if (esgw_parse_u32(optarg, ESGW_MAX_SA, &dp->max_sas) < 0 ||
+			if (esgw_parse_u32(optarg, ESGW_MAX_SAS_CAP, &dp->max_sas) < 0 ||
 			    dp->max_sas == 0) {
-				ESGW_ERR("--max-sas must be a number from 1 to %d, not '%s'",
-					 ESGW_MAX_SA, optarg);
+				ESGW_ERR("--max-sas must be a number from 1 to %u, not '%s'",
+					 ESGW_MAX_SAS_CAP, optarg);
 				return -1;
 			}
 			break;

@@ -34,7 +34,7 @@ int esgw_dp_attach(struct esgw_dp *dp, int timeout_ms)
 	}
 	dp->max_sas = dp->shared->max_sas;
 	dp->max_workers = dp->shared->max_workers;
-	if (dp->max_sas == 0 || dp->max_sas > ESGW_MAX_SA || dp->max_workers == 0 ||
+	if (dp->max_sas == 0 || dp->max_sas > ESGW_MAX_SAS_CAP || dp->max_workers == 0 ||
 	    dp->max_workers > ESGW_MAX_WORKERS ||
 	    mz->len < esgw_shared_size(dp->max_sas, dp->max_workers)) {
 		ESGW_ERR("shared table of %u SA slots and %u workers in %zu bytes: not esgw-rxtx's "

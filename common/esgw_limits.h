@@ -4,6 +4,8 @@
 #ifndef ESGW_LIMITS_H
 #define ESGW_LIMITS_H
 
+#include <stdint.h>
+
 #define ESGW_MAX_PORTS 8
 /* Crypto workers: esgw-ctld --max-workers N (default the larger of
  * ESGW_DEFAULT_MAX_WORKERS and the CPUs online) sizes the rings and doorbells
@@ -14,9 +16,29 @@
 #define ESGW_DEFAULT_MAX_WORKERS 64
 /* Fixed lcore ids, unique per mbuf pool: rxtx 1, the router 2, worker N: */
 #define ESGW_WORKER_LCORE(n) (10 + (n))
-/* SA runtime slots: the most esgw-ctld --max-sas (and esgw-rxtx's) allows, and
- * its default; the shared region holds --max-sas of them. */
-#define ESGW_MAX_SA 65536
+/* SA runtime slots: esgw-ctld --max-sas N (default ESGW_DEFAULT_MAX_SAS)
+ * sizes the shared table esgw-rxtx creates in hugepage memory and every
+ * process's tables by slot, at start-up; ESGW_MAX_SAS_CAP bounds N (2^24:
+ * 12 GiB of runtime slots in hugepages; esgw-ctld refuses at start a --max-sas
+ * the host's hugepages cannot hold). */
+#define ESGW_DEFAULT_MAX_SAS 65536
+#define ESGW_MAX_SAS_CAP (1u << 24)
+/* esgw-rxtx's hugepage memory (EAL -m, MiB) with the default --max-sas: mbuf
+ * pool, rings, the shared table; a larger --max-sas adds its extra slots. */
+#define ESGW_RXTX_MEM_DEFAULT_MB 256
+/* sizeof(struct esgw_sa_runtime) (common/shm.h asserts it), for the programs
+ * without DPDK's headers. */
+#define ESGW_SA_RUNTIME_BYTES 768
+
+/* The EAL -m (MiB) esgw-rxtx needs for max_sas SA runtime slots. */
+static inline uint32_t esgw_rxtx_mem_mb(uint32_t max_sas)
+{
+	uint64_t extra = max_sas > ESGW_DEFAULT_MAX_SAS
+				 ? (uint64_t)(max_sas - ESGW_DEFAULT_MAX_SAS) * ESGW_SA_RUNTIME_BYTES
+				 : 0;
+
+	return ESGW_RXTX_MEM_DEFAULT_MB + (uint32_t)((extra + (1u << 20) - 1) >> 20);
+}
 /* Limits of the router's tables, checked by esgw-ctld before it accepts a
  * configuration (ctl/limits.c), so a push is never refused for them. */
 #define ESGW_MAX_ADDRS_PER_INTERFACE 16 /* IPv4 and IPv6 together */

@@ -154,6 +154,8 @@ struct esgw_sa_runtime {
  * shared memory for every SA, so the size is pinned. */
 _Static_assert(sizeof(struct esgw_sa_runtime) == 12 * RTE_CACHE_LINE_SIZE,
 	       "esgw_sa_runtime: 12 cache lines (its replay window 536 bytes, counters 128)");
+_Static_assert(sizeof(struct esgw_sa_runtime) == ESGW_SA_RUNTIME_BYTES,
+	       "ESGW_SA_RUNTIME_BYTES (esgw_limits.h) sizes esgw-rxtx's hugepage memory");
 
 /* esgw_sa_runtime.expired: the control daemon reports each bit once as an event. */
 #define ESGW_SA_SOFT_EXPIRED 0x1  /* a soft lifetime was reached: rekey now */
@@ -175,7 +177,7 @@ struct esgw_shared {
 	struct esgw_doorbell db_router;
 	/* Backpressure: rxtx waits for room in router_in. */
 	struct esgw_room room_router_in;
-	uint32_t max_sas;     /* slots in sa[]: esgw-rxtx --max-sas, at most ESGW_MAX_SA */
+	uint32_t max_sas;     /* slots in sa[]: esgw-rxtx --max-sas, at most ESGW_MAX_SAS_CAP */
 	uint32_t max_workers; /* esgw-rxtx --max-workers: rings and worker[] entries */
 	/* 1 + the highest worker id that ever attached (esgw_worker_started):
 	 * rxtx polls the output rings of workers below it only. */

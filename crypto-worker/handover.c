@@ -51,7 +51,7 @@ void handover_release(struct crypto_worker *w, struct rte_mbuf *m)
 {
 	const struct esgw_meta *meta = esgw_meta(m);
 	uint32_t slot = meta->sa_slot, to = meta->handover_to;
-	struct esp_sa *sa = slot < ESGW_MAX_SA ? w->sa[slot] : NULL;
+	struct esp_sa *sa = slot < w->dp.max_sas ? w->sa[slot] : NULL;
 	struct esgw_sa_runtime *rt;
 
 	rte_pktmbuf_free(m);
@@ -116,24 +116,37 @@ int handover_ready(struct crypto_worker *w)
 {
 	if (likely(w->nb_standby == 0))
 		return 0;
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA; slot++)
-		if (w->parking[slot] != NULL &&
-		    __atomic_load_n(&w->dp.shared->sa[slot].owner, __ATOMIC_ACQUIRE) == w->id)
+	for (uint32_t i = 0; i < w->nb_standby; i++)
+		if (__atomic_load_n(&w->dp.shared->sa[w->standby[i]].owner, __ATOMIC_ACQUIRE) ==
+		    w->id)
 			return 1;
 	return 0;
 }
 
+/* The slot leaves standby: its place in the list to the last one. */
+static void standby_remove(struct crypto_worker *w, uint32_t slot)
+{
+	uint32_t at = w->parking[slot]->standby_index, last = w->standby[--w->nb_standby];
+
+	w->standby[at] = last;
+	w->parking[last]->standby_index = at;
+	w->parking[slot] = NULL;
+}
+
 void handover_poll(struct crypto_worker *w)
 {
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA && w->nb_standby != 0; slot++) {
+	for (uint32_t i = 0; i < w->nb_standby;) {
+		uint32_t slot = w->standby[i];
 		struct sa_parking *p = w->parking[slot];
 
-		if (p == NULL || !owned(w, slot))
+		if (!owned(w, slot)) {
+			i++;
 			continue;
+		}
 		/* Active from here: crypto_worker_process now handles its packets
-		 * instead of parking them, the parked ones first. */
-		w->parking[slot] = NULL;
-		w->nb_standby--;
+		 * instead of parking them, the parked ones first. The last of the
+		 * list takes place i, looked at next. */
+		standby_remove(w, slot);
 		crypto_worker_seq_limit_apply(w, slot);
 		ESGW_INFO("SA slot %u taken over with %u packets parked", slot, p->count);
 		for (uint32_t i = 0; i < p->count; i += ESGW_BURST) {
@@ -152,7 +165,8 @@ int handover_standby(struct crypto_worker *w, uint32_t slot)
 	w->parking[slot] = calloc(1, sizeof(*w->parking[slot]));
 	if (w->parking[slot] == NULL)
 		return -1;
-	w->nb_standby++;
+	w->parking[slot]->standby_index = w->nb_standby;
+	w->standby[w->nb_standby++] = slot;
 	return 0;
 }
 
@@ -168,7 +182,6 @@ void handover_forget(struct crypto_worker *w, uint32_t slot, enum esgw_drop reas
 		else
 			esgw_drop(p->pkts[i], w->drops, reason);
 	}
+	standby_remove(w, slot);
 	free(p);
-	w->parking[slot] = NULL;
-	w->nb_standby--;
 }

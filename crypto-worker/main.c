@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 		ESGW_ERR("must run as a DPDK secondary (--proc-type secondary) of esgw-rxtx");
 		goto fail_eal;
 	}
-	if (esgw_dp_attach(&w.dp, ATTACH_TIMEOUT_MS) < 0)
+	if (esgw_dp_attach(&w.dp, ATTACH_TIMEOUT_MS) < 0 || crypto_worker_tables_alloc(&w) < 0)
 		goto fail_eal;
 	w.mgr = ipsec_mb_open();
 	if (w.mgr == NULL)

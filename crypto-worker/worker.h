@@ -16,6 +16,7 @@
  * place more than packets may use, kept for a hand-over marker. */
 #define HANDOVER_PARK_MAX ESGW_RING_SIZE
 struct sa_parking {
+	uint32_t standby_index; /* its slot's place in crypto_worker.standby */
 	uint32_t count;
 	struct rte_mbuf *pkts[HANDOVER_PARK_MAX + 1];
 };
@@ -30,9 +31,10 @@ struct crypto_worker {
 	/* Other workers' output rings, for hand-over ordering (handover.c). */
 	struct rte_ring *peer_dec[ESGW_MAX_WORKERS];
 	struct rte_ring *peer_wtx[ESGW_MAX_WORKERS];
-	struct esp_sa *sa[ESGW_MAX_SA]; /* by runtime slot; NULL: not ours */
-	uint32_t sa_id[ESGW_MAX_SA];    /* configuration id, for stats */
-	uint64_t sa_instance[ESGW_MAX_SA]; /* DpSa.instance */
+	/* By runtime slot, dp.max_sas of each (crypto_worker_tables_alloc). */
+	struct esp_sa **sa;     /* NULL: not ours */
+	uint32_t *sa_id;        /* configuration id, for stats */
+	uint64_t *sa_instance;  /* DpSa.instance */
 	/* The DpSa each SA was built from, packed without what changes on
 	 * every push (the hand-over flags, the sequence limit): a push with the
 	 * same bytes keeps the SA's key schedule (worker_config.c). Holds keys:
@@ -40,14 +42,15 @@ struct crypto_worker {
 	struct sa_built {
 		uint8_t *bytes;
 		size_t len;
-	} sa_built[ESGW_MAX_SA];
+	} *sa_built;
 	/* The highest sequence-number floor esgw-ctld pushed for the SA
 	 * (DpSa.seq_limit, DpSeqLimits): applied to the runtime slot whenever
 	 * it is ours (crypto_worker_seq_limit_apply). */
-	uint64_t seq_limit[ESGW_MAX_SA];
+	uint64_t *seq_limit;
 	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
 	 * by the worker handing it over (handover.c). */
-	struct sa_parking *parking[ESGW_MAX_SA];
+	struct sa_parking **parking;
+	uint32_t *standby; /* the slots in standby, in no order: handover_poll's */
 	uint32_t nb_standby;
 	/* Counters of this worker; the per-SA ones are in shared memory. */
 	uint64_t packets_encrypted;
@@ -79,6 +82,9 @@ int handover_standby(struct crypto_worker *w, uint32_t slot);
 void handover_forget(struct crypto_worker *w, uint32_t slot, enum esgw_drop reason);
 
 /* worker_config.c */
+/* The tables by runtime slot, dp.max_sas entries each: after esgw_dp_attach.
+ * 0, or -1 out of memory. */
+int crypto_worker_tables_alloc(struct crypto_worker *w);
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err,
 			    size_t errlen);
 /* A DpConfigDelta: only the SAs it names are built, removed or installed. */

@@ -10,6 +10,7 @@
 
 #include "addr.h"
 #include "log.h"
+#include "slot_table.h"
 #include "worker.h"
 
 /* The outer endpoints of s into p: none (both empty) for an SA used inbound
@@ -126,7 +127,7 @@ static int runtime_adopt(struct crypto_worker *w, struct esgw_sa_runtime *rt, co
 /* The SA in slot is this very SA (same id and SPI) already. */
 static bool sa_held(const struct crypto_worker *w, uint32_t slot, const Esgw__DpSa *s)
 {
-	return slot < ESGW_MAX_SA && w->sa[slot] != NULL && w->sa_id[slot] == s->id &&
+	return slot < w->dp.max_sas && w->sa[slot] != NULL && w->sa_id[slot] == s->id &&
 	       w->sa[slot]->spi == s->spi;
 }
 
@@ -207,11 +208,11 @@ static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct 
 		 * have it; otherwise it is another worker's business. */
 		if (s->worker != w->id && !(s->leaving && sa_held(w, s->slot, s)))
 			continue;
-		if (s->slot < ESGW_MAX_SA && fresh_cfg[s->slot] != NULL) {
+		if (s->slot < w->dp.max_sas && fresh_cfg[s->slot] != NULL) {
 			snprintf(err, errlen, "SA %u: runtime slot %u given twice", s->id, s->slot);
 			return -1;
 		}
-		if (s->slot < ESGW_MAX_SA && sa_held(w, s->slot, s)) {
+		if (s->slot < w->dp.max_sas && sa_held(w, s->slot, s)) {
 			bytes[s->slot] = built_of(s);
 			if (sa_unchanged(w, s->slot, &bytes[s->slot])) {
 				built_free(&bytes[s->slot]);
@@ -220,7 +221,7 @@ static int build_all(struct crypto_worker *w, const Esgw__DpConfig *cfg, struct 
 				continue;
 			}
 		}
-		if (sa_build(w, s, &fresh[s->slot < ESGW_MAX_SA ? s->slot : 0], err, errlen) < 0)
+		if (sa_build(w, s, &fresh[s->slot < w->dp.max_sas ? s->slot : 0], err, errlen) < 0)
 			return -1;
 		if (bytes[s->slot].bytes == NULL)
 			bytes[s->slot] = built_of(s);
@@ -275,34 +276,74 @@ static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa 
 	return 0;
 }
 
-/* What a push builds, by slot (all NULL between pushes). */
-static struct esp_sa *fresh[ESGW_MAX_SA];
-static const Esgw__DpSa *fresh_cfg[ESGW_MAX_SA];
-static struct sa_built bytes[ESGW_MAX_SA];
+/* What a push builds, by slot (all NULL between pushes), dp.max_sas each. */
+static struct esp_sa **fresh;
+static const Esgw__DpSa **fresh_cfg;
+static struct sa_built *bytes;
+
+int crypto_worker_tables_alloc(struct crypto_worker *w)
+{
+	size_t n = w->dp.max_sas;
+
+	/* Pages of slots never used stay untouched: no memory. */
+	w->sa = esgw_slot_table_alloc(n, sizeof(*w->sa));
+	w->sa_id = esgw_slot_table_alloc(n, sizeof(*w->sa_id));
+	w->sa_instance = esgw_slot_table_alloc(n, sizeof(*w->sa_instance));
+	w->sa_built = esgw_slot_table_alloc(n, sizeof(*w->sa_built));
+	w->seq_limit = esgw_slot_table_alloc(n, sizeof(*w->seq_limit));
+	w->parking = esgw_slot_table_alloc(n, sizeof(*w->parking));
+	w->standby = esgw_slot_table_alloc(n, sizeof(*w->standby));
+	fresh = esgw_slot_table_alloc(n, sizeof(*fresh));
+	fresh_cfg = esgw_slot_table_alloc(n, sizeof(*fresh_cfg));
+	bytes = esgw_slot_table_alloc(n, sizeof(*bytes));
+	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
+	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL || fresh == NULL ||
+	    fresh_cfg == NULL || bytes == NULL) {
+		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
+		return -1;
+	}
+	return 0;
+}
+
+/* Anything in the slot that a push without its SA would clear (install). */
+static bool slot_has_state(const struct crypto_worker *w, unsigned int slot)
+{
+	return fresh_cfg[slot] != NULL || w->sa[slot] != NULL || w->parking[slot] != NULL ||
+	       w->sa_instance[slot] != 0 || w->seq_limit[slot] != 0 ||
+	       w->sa_built[slot].bytes != NULL || w->sa_id[slot] != 0;
+}
+
+/* What a push built for its SAs and did not install: freed, keys wiped. */
+static void built_discard(const struct crypto_worker *w, Esgw__DpSa *const *sas, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		uint32_t slot = sas[i]->slot < w->dp.max_sas ? sas[i]->slot : 0;
+
+		esp_sa_free(fresh[slot]);
+		fresh[slot] = NULL;
+		fresh_cfg[slot] = NULL;
+		built_free(&bytes[slot]);
+	}
+}
 
 int crypto_worker_on_config(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
 	int count, rc = -1;
 
-	memset(fresh, 0, sizeof(fresh));
-	memset(fresh_cfg, 0, sizeof(fresh_cfg));
 	count = build_all(w, cfg, fresh, fresh_cfg, bytes, err, errlen);
 	if (count < 0)
 		goto out;
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++)
-		if (install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) <
-		    0)
+	/* Slots with nothing in them, before or after, are only read: their
+	 * pages stay untouched (a large --max-sas costs no memory). */
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++)
+		if (slot_has_state(w, slot) &&
+		    install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) < 0)
 			goto out; /* applied up to here; ctld pushes again */
 	ESGW_INFO("configuration %lu: %d SAs", (unsigned long)cfg->generation, count);
 	rc = 0;
 out:
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
-		esp_sa_free(fresh[slot]);
-		fresh[slot] = NULL;
-		fresh_cfg[slot] = NULL;
-		built_free(&bytes[slot]);
-	}
+	built_discard(w, cfg->sas, cfg->n_sas);
 	wipe_request_keys(cfg);
 	return rc;
 }
@@ -327,7 +368,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 		const Esgw__DpSaRef *ref = d->sas_deleted[i];
 
 		/* Not ours, or replaced by an SA of this change in the same slot. */
-		if (ref->slot >= ESGW_MAX_SA || w->sa[ref->slot] == NULL ||
+		if (ref->slot >= w->dp.max_sas || w->sa[ref->slot] == NULL ||
 		    w->sa_id[ref->slot] != ref->id || fresh_cfg[ref->slot] != NULL)
 			continue;
 		if (install(w, ref->slot, NULL, &fresh[ref->slot], &bytes[ref->slot], err, errlen) <
@@ -337,7 +378,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 	for (size_t i = 0; i < d->n_sas; i++) {
 		uint32_t slot = d->sas[i]->slot;
 
-		if (slot < ESGW_MAX_SA && fresh_cfg[slot] == d->sas[i] &&
+		if (slot < w->dp.max_sas && fresh_cfg[slot] == d->sas[i] &&
 		    install(w, slot, fresh_cfg[slot], &fresh[slot], &bytes[slot], err, errlen) < 0)
 			goto out; /* applied up to here; ctld pushes whole */
 	}
@@ -345,14 +386,7 @@ int crypto_worker_on_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta 
 		  count, d->n_sas_deleted);
 	rc = 0;
 out:
-	for (size_t i = 0; i < d->n_sas; i++) {
-		uint32_t slot = d->sas[i]->slot < ESGW_MAX_SA ? d->sas[i]->slot : 0;
-
-		esp_sa_free(fresh[slot]);
-		fresh[slot] = NULL;
-		fresh_cfg[slot] = NULL;
-		built_free(&bytes[slot]);
-	}
+	built_discard(w, d->sas, d->n_sas);
 	wipe_request_keys(&part);
 	return rc;
 }
@@ -375,7 +409,7 @@ void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *li
 		const Esgw__DpSeqLimit *l = limits->limits[i];
 
 		/* Another SA (or instance) in the slot: not its floor. */
-		if (l->slot >= ESGW_MAX_SA || w->sa[l->slot] == NULL ||
+		if (l->slot >= w->dp.max_sas || w->sa[l->slot] == NULL ||
 		    w->sa[l->slot]->spi != l->spi || w->sa_instance[l->slot] != l->instance)
 			continue;
 		if (l->seq_limit > w->seq_limit[l->slot])
@@ -386,8 +420,10 @@ void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *li
 
 void crypto_worker_sas_wipe(struct crypto_worker *w)
 {
-	for (unsigned int slot = 0; slot < ESGW_MAX_SA; slot++) {
+	for (unsigned int slot = 0; slot < w->dp.max_sas; slot++) {
 		handover_forget(w, slot, ESGW_DROP_NO_WORKER);
+		if (w->sa[slot] == NULL && w->sa_built[slot].bytes == NULL)
+			continue; /* nothing to wipe: its page stays untouched */
 		esp_sa_free(w->sa[slot]);
 		w->sa[slot] = NULL;
 		built_free(&w->sa_built[slot]);
@@ -412,12 +448,12 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->counters = counters;
 	stats->n_counters = 3 + n_drops;
 
-	for (slot = from; slot < ESGW_MAX_SA && (max == 0 || n_sas < max); slot++)
+	for (slot = from; slot < w->dp.max_sas && (max == 0 || n_sas < max); slot++)
 		n_sas += w->sa[slot] != NULL;
 	/* A page: where the next one starts, if any SA is left there. */
-	while (slot < ESGW_MAX_SA && w->sa[slot] == NULL)
+	while (slot < w->dp.max_sas && w->sa[slot] == NULL)
 		slot++;
-	stats->sa_next = slot < ESGW_MAX_SA ? slot : 0;
+	stats->sa_next = slot < w->dp.max_sas ? slot : 0;
 	/* Two allocations for the page's SAs (this runs on the data thread,
 	 * every second, page after page of thousands of SAs): the list and the
 	 * messages. In slot order: esgw-ctld's rates find an SA's sample before
@@ -425,7 +461,7 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	sa_stats = esgw_dp_stats_alloc(dp, n_sas * sizeof(*sa_stats));
 	stats->n_sas = 0;
-	for (slot = from; slot < ESGW_MAX_SA && stats->n_sas < n_sas; slot++) {
+	for (slot = from; slot < w->dp.max_sas && stats->n_sas < n_sas; slot++) {
 		const struct esgw_sa_runtime *rt;
 		Esgw__DpSaStats *s;
 

@@ -240,7 +240,7 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 		/* The packet's first line too: encrypt_burst reads its length
 		 * before crypto_burst's prefetch_heads. */
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
-		if (slot < ESGW_MAX_SA) {
+		if (slot < w->dp.max_sas) {
 			rte_prefetch0(&w->sa[slot]);
 			rte_prefetch0(&w->parking[slot]);
 		}
@@ -249,7 +249,7 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 		const struct esgw_meta *meta = esgw_meta(pkts[i]);
 		uint32_t slot = meta->sa_slot;
 
-		sa[i] = slot < ESGW_MAX_SA ? w->sa[slot] : NULL;
+		sa[i] = slot < w->dp.max_sas ? w->sa[slot] : NULL;
 		/* Once per run of packets of one SA (a burst of one tunnel
 		 * asks once). */
 		if (sa[i] == NULL || (i > 0 && sa[i] == sa[i - 1]))
@@ -271,7 +271,7 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 	for (unsigned int i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
 		const struct esgw_meta *meta = esgw_meta(m);
-		struct esp_sa *sa = meta->sa_slot < ESGW_MAX_SA ? w->sa[meta->sa_slot] : NULL;
+		struct esp_sa *sa = meta->sa_slot < w->dp.max_sas ? w->sa[meta->sa_slot] : NULL;
 
 		if (unlikely(sa != NULL && w->parking[meta->sa_slot] != NULL)) {
 			handover_park(w, m); /* standby: markers too, in order */

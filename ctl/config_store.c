@@ -88,7 +88,9 @@ static int config_consistent(const Esgw__Config *c, char *why, size_t whylen)
 		return -1;
 	}
 	for (size_t i = 0; i < c->n_sas; i++) {
-		if (c->sas[i]->slot >= ESGW_MAX_SA) {
+		/* A slot above --max-sas is the operator's choice, not damage:
+		 * ctld_main.c refuses to start with it (config_restore). */
+		if (c->sas[i]->slot >= ESGW_MAX_SAS_CAP) {
 			snprintf(why, whylen, "SA %u has slot %u", c->sas[i]->id, c->sas[i]->slot);
 			return -1;
 		}

@@ -62,7 +62,7 @@ struct ctld_options {
 	 * (seq_floor.c); several seconds at the worker's line rate. */
 	uint64_t seq_reserve;
 	double idle_timeout; /* --idle-timeout: a control client silent this long is closed */
-	uint32_t max_sas;    /* --max-sas: SA runtime slots handed out, <= ESGW_MAX_SA */
+	uint32_t max_sas;    /* --max-sas: SA runtime slots handed out, <= ESGW_MAX_SAS_CAP */
 	int workers;         /* -1: from the saved config, else 1 */
 	/* --max-workers: crypto workers esgw-rxtx makes rings for, so the most
 	 * `workers set` accepts; <= ESGW_MAX_WORKERS */
@@ -92,6 +92,11 @@ extern struct ctld ctld;
 /* ctld_options.c: the command line into ctld.opt; exits 2 with a message
  * on a bad option, 0 after --help. */
 void ctld_options_parse(int argc, char **argv);
+/* A zeroed table of ctld.opt.max_sas entries of size bytes (by SA runtime
+ * slot); exits naming --max-sas if memory is short. CTLD_SLOTS(t): t,
+ * allocated at its first use. */
+void *ctld_slots_calloc(size_t size);
+#define CTLD_SLOTS(t) ((t) != NULL ? (t) : ((t) = ctld_slots_calloc(sizeof(*(t)))))
 /* One line at start-up saying where each process will run (standalone). */
 void ctld_options_log_placement(void);
 

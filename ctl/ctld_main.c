@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "listen.h"
 #include "log.h"
@@ -72,12 +73,33 @@ static void on_signal(struct ev_loop *loop, ev_signal *w, int revents)
 	ev_break(loop, EVBREAK_ALL);
 }
 
+/* Exit 2 if the saved configuration uses an SA runtime slot at or above
+ * --max-sas (started before with a larger one): the file is kept as it is. */
+static void slots_fit(void)
+{
+	uint32_t need = 0, id = 0;
+
+	for (size_t i = 0; i < ctld.config->n_sas; i++)
+		if (ctld.config->sas[i]->slot >= need) {
+			need = ctld.config->sas[i]->slot + 1;
+			id = ctld.config->sas[i]->id;
+		}
+	if (need <= ctld.opt.max_sas)
+		return;
+	fprintf(stderr,
+		"esgw-ctld: %s has SA %u in runtime slot %u: --max-sas %u is too small for it "
+		"(start with --max-sas %u or more)\n",
+		ctld.opt.config_path, id, need - 1, ctld.opt.max_sas, need);
+	exit(2);
+}
+
 /* The saved configuration, with the worker count of the command line. */
 static void config_restore(void)
 {
 	char err[256];
 
 	ctld.config = config_load(ctld.opt.config_path);
+	slots_fit();
 	state_changed();
 	/* A file from before the limits were checked at the API: say so, the
 	 * router will refuse it until it is fixed with esgwctl. */

@@ -15,6 +15,7 @@
 
 #include "cpu_list.h"
 #include "log.h"
+#include "slot_table.h"
 
 #define IDLE_TIMEOUT_DEFAULT 120 /* seconds a control client may stay silent */
 
@@ -42,11 +43,14 @@ static void usage(FILE *out)
 		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
 		"--idle-timeout SECONDS: close a control client that sends no request for this\n"
 		"  long (default %d; event subscribers excepted)\n"
-		"--max-sas N: SAs the gateway holds (two per tunnel), 1..%d (default %d)\n"
+		"--max-sas N: SAs the gateway holds (two per tunnel), 1..%u (default %d);\n"
+		"  esgw-rxtx takes %d MiB of hugepage memory for the default, %d bytes\n"
+		"  more per SA above it (checked against the host's hugepages at start)\n"
 		"--max-workers N: the most crypto workers `workers set` accepts, 1..%d\n"
 		"  (default %d or the CPUs online if more; rings and doorbells for N)\n",
-		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT, ESGW_MAX_SA,
-		ESGW_MAX_SA, ESGW_MAX_WORKERS, ESGW_DEFAULT_MAX_WORKERS);
+		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT,
+		ESGW_MAX_SAS_CAP, ESGW_DEFAULT_MAX_SAS, ESGW_RXTX_MEM_DEFAULT_MB, ESGW_SA_RUNTIME_BYTES,
+		ESGW_MAX_WORKERS, ESGW_DEFAULT_MAX_WORKERS);
 }
 
 /* Exit 2 unless cpus[0..n-1] are all CPUs we may run on: a child pinned to
@@ -254,7 +258,7 @@ static void option_set(int c, const char *arg, struct cpu_texts *cpu)
 		ctld.opt.seq_reserve = parse_seq_reserve(arg);
 		break;
 	case 'M':
-		ctld.opt.max_sas = parse_count("--max-sas", arg, ESGW_MAX_SA);
+		ctld.opt.max_sas = parse_count("--max-sas", arg, ESGW_MAX_SAS_CAP);
 		break;
 	case 'K':
 		ctld.opt.max_workers = parse_count("--max-workers", arg, ESGW_MAX_WORKERS);
@@ -296,6 +300,60 @@ static void options_check(int argc, char **argv, const struct cpu_texts *cpu)
 	}
 }
 
+/* Hugepage memory the host reserves, in KiB (/proc/meminfo's Hugetlb: every
+ * page size; else HugePages_Total pages of Hugepagesize); -1 if unknown. */
+static long long hugepages_kib(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	long long hugetlb = -1, pages = -1, page_kib = -1, v;
+	char line[256];
+
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "Hugetlb: %lld kB", &v) == 1)
+			hugetlb = v;
+		else if (sscanf(line, "HugePages_Total: %lld", &v) == 1)
+			pages = v;
+		else if (sscanf(line, "Hugepagesize: %lld kB", &v) == 1)
+			page_kib = v;
+	}
+	fclose(f);
+	if (hugetlb >= 0)
+		return hugetlb;
+	return pages >= 0 && page_kib >= 0 ? pages * page_kib : -1;
+}
+
+/* Exit 2 if the host's hugepages cannot hold esgw-rxtx's memory for
+ * --max-sas: at start, not as an esgw-rxtx restarted forever. */
+static void check_hugepages(void)
+{
+	uint32_t need_mb = esgw_rxtx_mem_mb(ctld.opt.max_sas);
+	long long have_kib = hugepages_kib();
+
+	if (have_kib < 0 || have_kib >= (long long)need_mb * 1024)
+		return;
+	fprintf(stderr,
+		"esgw-ctld: --max-sas %u needs %u MiB of hugepage memory for esgw-rxtx (%d bytes "
+		"per SA runtime slot: %.1f MiB for the slots), the host reserves %lld MiB: lower "
+		"--max-sas or reserve more hugepages (deploy/setup-host.sh, ESGW_HUGEPAGES)\n",
+		ctld.opt.max_sas, need_mb, ESGW_SA_RUNTIME_BYTES,
+		(double)ctld.opt.max_sas * ESGW_SA_RUNTIME_BYTES / (1 << 20), have_kib / 1024);
+	exit(2);
+}
+
+void *ctld_slots_calloc(size_t size)
+{
+	void *t = esgw_slot_table_alloc(ctld.opt.max_sas, size);
+
+	if (t == NULL) {
+		ESGW_ERR("out of memory for a table of %u SA slots of %zu bytes (--max-sas)",
+			 ctld.opt.max_sas, size);
+		exit(1);
+	}
+	return t;
+}
+
 /* The directories whose default is another: esgw-ctld's own, the rundir. */
 static void options_default_dirs(void)
 {
@@ -324,11 +382,12 @@ void ctld_options_parse(int argc, char **argv)
 		.workers = -1,
 		.seq_reserve = SEQ_RESERVE_DEFAULT,
 		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
-		.max_sas = ESGW_MAX_SA,
+		.max_sas = ESGW_DEFAULT_MAX_SAS,
 		.max_workers = default_max_workers(),
 	};
 	while ((c = getopt_long(argc, argv, "h", longopts, NULL)) != -1)
 		option_set(c, optarg, &cpu);
 	options_check(argc, argv, &cpu);
+	check_hugepages();
 	options_default_dirs();
 }

@@ -104,8 +104,8 @@ Esgw__Status sa_add_handle(const Esgw__Request *req, Esgw__Response *resp, char 
 	if (slot < 0) {
 		snprintf(err, errlen,
 			 "all %u SA slots are in use: at most %u SAs (esgw-ctld --max-sas N raises "
-			 "it, up to %d)",
-			 ctld.opt.max_sas, ctld.opt.max_sas, ESGW_MAX_SA);
+			 "it, up to %u)",
+			 ctld.opt.max_sas, ctld.opt.max_sas, ESGW_MAX_SAS_CAP);
 		return INVALID;
 	}
 	copy = sa_copy(sa, worker, slot, err, errlen);

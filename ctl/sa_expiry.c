@@ -11,7 +11,7 @@ struct reported {
 	bool soft, hard, seq_exhausted;
 };
 
-static struct reported reported[ESGW_MAX_SA];
+static struct reported *reported; /* by slot, ctld.opt.max_sas */
 
 static void emit(Esgw__EventKind kind, const Esgw__DpSaStats *sa, int worker, const char *detail)
 {
@@ -33,9 +33,9 @@ void sa_expiry_observe(const Esgw__DpStats *st)
 		const Esgw__DpSaStats *sa = st->sas[i];
 		struct reported *r;
 
-		if (sa->slot >= ESGW_MAX_SA || state_sa(sa->id) == NULL)
+		if (sa->slot >= ctld.opt.max_sas || state_sa(sa->id) == NULL)
 			continue;
-		r = &reported[sa->slot];
+		r = &CTLD_SLOTS(reported)[sa->slot];
 		if (r->id != sa->id)
 			*r = (struct reported){.id = sa->id};
 		if (sa->soft_expired && !r->soft && !sa->hard_expired)

@@ -14,7 +14,7 @@ struct usage {
 	double last_used; /* seconds since the epoch, 0: never */
 };
 
-static struct usage usage[ESGW_MAX_SA];
+static struct usage *usage; /* by slot, ctld.opt.max_sas */
 
 void sa_usage_observe(const Esgw__DpStats *st)
 {
@@ -27,9 +27,9 @@ void sa_usage_observe(const Esgw__DpStats *st)
 		const Esgw__DpSaStats *sa = st->sas[i];
 		struct usage *u;
 
-		if (sa->slot >= ESGW_MAX_SA)
+		if (sa->slot >= ctld.opt.max_sas)
 			continue;
-		u = &usage[sa->slot];
+		u = &CTLD_SLOTS(usage)[sa->slot];
 		if (u->id != sa->id)
 			*u = (struct usage){.id = sa->id};
 		if (sa->packets != u->packets) /* lower too: the dataplane started over */
@@ -41,7 +41,8 @@ void sa_usage_observe(const Esgw__DpStats *st)
 
 double sa_usage_last_used(const Esgw__Sa *sa)
 {
-	const struct usage *u = sa->slot < ESGW_MAX_SA ? &usage[sa->slot] : NULL;
+	const struct usage *u =
+		usage != NULL && sa->slot < ctld.opt.max_sas ? &usage[sa->slot] : NULL;
 
 	return u != NULL && u->id == sa->id ? u->last_used : 0;
 }

@@ -22,6 +22,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,8 +31,7 @@
 /* Per runtime slot: the instance of an SA added by this ctld that no worker
  * was given yet (its first runtime starts at 0), and the instance whose hold
  * was reported as an event. */
-static uint64_t never_pushed[ESGW_MAX_SA];
-static uint64_t hold_reported[ESGW_MAX_SA];
+static uint64_t *never_pushed, *hold_reported; /* ctld.opt.max_sas each */
 
 static uint64_t reserve(void)
 {
@@ -64,9 +64,9 @@ void seq_floor_sa_added(Esgw__Sa *sa)
 {
 	/* The first reservation is durable with the sa add itself. */
 	sa->seq_out_floor = reserve();
-	if (sa->slot < ESGW_MAX_SA) {
-		never_pushed[sa->slot] = sa->instance;
-		hold_reported[sa->slot] = 0;
+	if (sa->slot < ctld.opt.max_sas) {
+		CTLD_SLOTS(never_pushed)[sa->slot] = sa->instance;
+		CTLD_SLOTS(hold_reported)[sa->slot] = 0;
 	}
 }
 
@@ -75,7 +75,8 @@ uint64_t seq_floor_start(const Esgw__Sa *sa)
 	/* Only the very first runtime of an SA starts at 0 (RFC 4303: the first
 	 * packet is number 1); any later one may follow a runtime that used
 	 * numbers up to the floor, and that ctld no longer knows of. */
-	if (sa->slot < ESGW_MAX_SA && never_pushed[sa->slot] == sa->instance) {
+	if (never_pushed != NULL && sa->slot < ctld.opt.max_sas &&
+	    never_pushed[sa->slot] == sa->instance) {
 		never_pushed[sa->slot] = 0;
 		return 0;
 	}
@@ -95,7 +96,7 @@ static void report_hold(const Esgw__Sa *sa, const Esgw__DpSaStats *s, const char
 	char detail[384];
 	Esgw__Event ev;
 
-	if (hold_reported[sa->slot] == sa->instance)
+	if (CTLD_SLOTS(hold_reported)[sa->slot] == sa->instance)
 		return;
 	hold_reported[sa->slot] = sa->instance;
 	snprintf(detail, sizeof(detail),
@@ -116,7 +117,7 @@ static void report_hold(const Esgw__Sa *sa, const Esgw__DpSaStats *s, const char
  * Returns false if a save was needed and failed (err says why). */
 static bool raise_floors(const Esgw__DpStats *st, char *err, size_t errlen)
 {
-	uint64_t old[ESGW_MAX_SA];
+	uint64_t *old = NULL; /* by configuration position: the floors before */
 	bool raised = false;
 
 	for (size_t i = 0; i < st->n_sas; i++) {
@@ -124,15 +125,21 @@ static bool raise_floors(const Esgw__DpStats *st, char *err, size_t errlen)
 		Esgw__Sa *sa = state_sa(s->id);
 		uint64_t want;
 
-		if (sa == NULL || sa->slot != s->slot || s->slot >= ESGW_MAX_SA ||
+		if (sa == NULL || sa->slot != s->slot || s->slot >= ctld.opt.max_sas ||
 		    add_saturating(s->seq_out, reserve() / 2) < sa->seq_out_floor)
 			continue;
 		want = add_saturating(s->seq_out, reserve());
 		if (want <= sa->seq_out_floor)
 			continue;
-		if (!raised)
+		if (!raised) {
+			old = malloc((ctld.config->n_sas + 1) * sizeof(*old));
+			if (old == NULL) {
+				snprintf(err, errlen, "out of memory");
+				return false;
+			}
 			for (size_t k = 0; k < ctld.config->n_sas; k++)
-				old[ctld.config->sas[k]->slot] = ctld.config->sas[k]->seq_out_floor;
+				old[k] = ctld.config->sas[k]->seq_out_floor;
+		}
 		sa->seq_out_floor = want;
 		raised = true;
 	}
@@ -140,14 +147,16 @@ static bool raise_floors(const Esgw__DpStats *st, char *err, size_t errlen)
 		return true;
 	if (config_save(ctld.config, ctld.opt.config_path, err, errlen) == 0) {
 		for (size_t i = 0; i < st->n_sas; i++)
-			if (st->sas[i]->slot < ESGW_MAX_SA)
+			if (hold_reported != NULL && st->sas[i]->slot < ctld.opt.max_sas)
 				hold_reported[st->sas[i]->slot] = 0;
+		free(old);
 		return true;
 	}
 	/* Not durable: not pushed, and not kept (a later save must not make a
 	 * floor durable that no worker was held to). */
 	for (size_t k = 0; k < ctld.config->n_sas; k++)
-		ctld.config->sas[k]->seq_out_floor = old[ctld.config->sas[k]->slot];
+		ctld.config->sas[k]->seq_out_floor = old[k];
+	free(old);
 	ESGW_LOG_RATELIMITED(ESGW_LOG_WARN, "cannot save higher sequence-number floors (%s): SAs "
 					    "hold at their floor until a save succeeds",
 			     err);
@@ -156,20 +165,28 @@ static bool raise_floors(const Esgw__DpStats *st, char *err, size_t errlen)
 
 void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st)
 {
-	Esgw__DpSeqLimit limits[ESGW_MAX_SA], *list[ESGW_MAX_SA];
 	Esgw__DpSeqLimits msg = ESGW__DP_SEQ_LIMITS__INIT;
+	Esgw__DpSeqLimit *limits, **list;
 	char err[512] = "";
 	bool saved;
 
 	if (st == NULL || strcmp(st->role, "crypto") != 0)
 		return;
 	saved = raise_floors(st, err, sizeof(err));
-	for (size_t i = 0; i < st->n_sas && msg.n_limits < ESGW_MAX_SA; i++) {
+	limits = malloc((st->n_sas + 1) * sizeof(*limits));
+	list = malloc((st->n_sas + 1) * sizeof(*list));
+	if (limits == NULL || list == NULL) {
+		ESGW_ERR("out of memory for the sequence-number limits of %zu SAs", st->n_sas);
+		free(limits);
+		free(list);
+		return;
+	}
+	for (size_t i = 0; i < st->n_sas; i++) {
 		const Esgw__DpSaStats *s = st->sas[i];
 		const Esgw__Sa *sa = state_sa(s->id);
 		Esgw__DpSeqLimit *l;
 
-		if (sa == NULL || sa->slot != s->slot || s->slot >= ESGW_MAX_SA)
+		if (sa == NULL || sa->slot != s->slot || s->slot >= ctld.opt.max_sas)
 			continue;
 		/* At the end of its space the SA is exhausted, not held. */
 		if (!saved && s->seq_out >= max_for_floor(sa) && max_for_floor(sa) < space_end(sa))
@@ -188,6 +205,8 @@ void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st)
 		msg.limits = list;
 		dp_push_seq_limits(p, &msg);
 	}
+	free(limits);
+	free(list);
 }
 
 void seq_floor_check(struct dp_proc *p)

@@ -181,7 +181,7 @@ static struct {
 	const void *config;
 	size_t n;      /* sas[0..n) are marked */
 	uint32_t next; /* no free slot below */
-	bool used[ESGW_MAX_SA];
+	bool *used; /* ctld.opt.max_sas */
 } slots;
 
 static bool slots_current(void)
@@ -194,14 +194,14 @@ static bool slots_current(void)
 static void slots_catch_up(void)
 {
 	for (; slots.n < ctld.config->n_sas; slots.n++)
-		if (ctld.config->sas[slots.n]->slot < ESGW_MAX_SA)
+		if (ctld.config->sas[slots.n]->slot < ctld.opt.max_sas)
 			slots.used[ctld.config->sas[slots.n]->slot] = true;
 }
 
 int state_free_slot(void)
 {
 	if (!slots_current()) {
-		memset(slots.used, 0, sizeof(slots.used));
+		memset(CTLD_SLOTS(slots.used), 0, ctld.opt.max_sas * sizeof(*slots.used));
 		slots.epoch = state_epoch_now();
 		slots.config = ctld.config;
 		slots.n = 0;
@@ -220,7 +220,7 @@ void state_sa_removed(const Esgw__Sa *sa)
 	/* All marked, then one fewer: the last SA takes sa's place (config_remove). */
 	slots_catch_up();
 	slots.n--;
-	if (sa->slot < ESGW_MAX_SA) {
+	if (sa->slot < ctld.opt.max_sas) {
 		slots.used[sa->slot] = false;
 		if (sa->slot < slots.next)
 			slots.next = sa->slot;

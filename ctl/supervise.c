@@ -86,8 +86,11 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	argv[n++] = lcores;
 	argv[n++] = "--no-pci";
 	if (strcmp(p->role, "rxtx") == 0) {
+		static char mem[16];
+
+		snprintf(mem, sizeof(mem), "%u", esgw_rxtx_mem_mb(ctld.opt.max_sas));
 		argv[n++] = "-m";
-		argv[n++] = "256";
+		argv[n++] = mem;
 		for (size_t i = 0; i < ctld.config->n_interfaces && n < max - 8; i++) {
 			argv[n++] = "--vdev";
 			argv[n++] = ctld.config->interfaces[i]->devargs;

@@ -67,7 +67,8 @@ static int unit_call(const char *method, const char *unit)
 #endif
 
 /* <rundir>/rxtx.env: ESGW_VDEVS="--vdev D1 --vdev D2" and ESGW_RXTX_ARGS=
- * "--max-sas N --max-workers M" (esgw-ctld's: the shared table, the rings). Devargs
+ * "--max-sas N --max-workers M" (esgw-ctld's: the shared table, the rings),
+ * ESGW_RXTX_MEM=MiB (EAL -m: hugepage memory for that table). Devargs
  * never hold spaces or quotes (interface.c refuses them), so systemd's word
  * splitting of $ESGW_VDEVS gives rxtx exactly these arguments. Returns 1 if
  * the file changed, 0 if it already said this, -1 on error. */
@@ -80,13 +81,13 @@ static int rxtx_env_write(void)
 	for (size_t i = 0; i < ctld.config->n_interfaces && n < sizeof(text); i++)
 		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s--vdev %s", i ? " " : "",
 				      ctld.config->interfaces[i]->devargs);
-	if (n + 64 >= sizeof(text)) {
+	if (n + 128 >= sizeof(text)) {
 		ESGW_ERR("rxtx.env: too many interfaces");
 		return -1;
 	}
 	snprintf(text + n, sizeof(text) - n,
-		 "\"\nESGW_RXTX_ARGS=\"--max-sas %u --max-workers %u\"\n", ctld.opt.max_sas,
-		 ctld.opt.max_workers);
+		 "\"\nESGW_RXTX_ARGS=\"--max-sas %u --max-workers %u\"\nESGW_RXTX_MEM=%u\n",
+		 ctld.opt.max_sas, ctld.opt.max_workers, esgw_rxtx_mem_mb(ctld.opt.max_sas));
 	snprintf(path, sizeof(path), "%s/rxtx.env", ctld.opt.rundir);
 	f = fopen(path, "r");
 	if (f != NULL) {

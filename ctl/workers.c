@@ -31,11 +31,13 @@ static struct {
 	bool pending;
 	int from;
 	pid_t from_pid; /* the instance that holds the SA: another one does not */
-} moving[ESGW_MAX_SA];
+} *moving; /* ctld.opt.max_sas */
 
 int handover_from(const Esgw__Sa *sa)
 {
-	return sa->slot < ESGW_MAX_SA && moving[sa->slot].pending ? moving[sa->slot].from : -1;
+	return moving != NULL && sa->slot < ctld.opt.max_sas && moving[sa->slot].pending
+		       ? moving[sa->slot].from
+		       : -1;
 }
 
 static struct dp_proc *worker_proc(int worker)
@@ -96,7 +98,7 @@ struct move {
  * or does not answer (all of its moves are then forced). */
 static long still_held(struct dp_proc *src, pid_t pid, struct move *mv, size_t n, int from)
 {
-	static bool held[ESGW_MAX_SA];
+	static bool *held; /* ctld.opt.max_sas */
 	Esgw__DpResponse *r;
 	long count = 0;
 
@@ -109,8 +111,9 @@ static long still_held(struct dp_proc *src, pid_t pid, struct move *mv, size_t n
 		dp_stats_free(r);
 		return -1;
 	}
+	(void)CTLD_SLOTS(held);
 	for (size_t k = 0; k < r->stats->n_sas; k++)
-		if (r->stats->sas[k]->slot < ESGW_MAX_SA)
+		if (r->stats->sas[k]->slot < ctld.opt.max_sas)
 			held[r->stats->sas[k]->slot] = true;
 	for (size_t i = 0; i < n; i++) {
 		if (!mv[i].wait || mv[i].from != from || !moving[mv[i].sa->slot].pending)
@@ -121,7 +124,7 @@ static long still_held(struct dp_proc *src, pid_t pid, struct move *mv, size_t n
 			moving[mv[i].sa->slot].pending = false; /* handed over */
 	}
 	for (size_t k = 0; k < r->stats->n_sas; k++)
-		if (r->stats->sas[k]->slot < ESGW_MAX_SA)
+		if (r->stats->sas[k]->slot < ctld.opt.max_sas)
 			held[r->stats->sas[k]->slot] = false;
 	dp_stats_free(r);
 	return count;
@@ -220,7 +223,8 @@ static Esgw__Status move_sas(struct move *mv, size_t n, char *err, size_t errlen
 	ctld.generation++;
 	for (size_t i = 0; i < n; i++)
 		if (mv[i].wait)
-			moving[mv[i].sa->slot] = (typeof(moving[0])){true, mv[i].from, mv[i].pid};
+			CTLD_SLOTS(moving)[mv[i].sa->slot] =
+				(typeof(moving[0])){true, mv[i].from, mv[i].pid};
 	/* Adopted ones: the old worker first. Then every new worker (standby
 	 * or adopt), the old workers of the hand-overs (leaving), the router. */
 	for (size_t i = 0; i < n; i++) {

@@ -16,6 +16,7 @@
 #include "addr.h"
 #include "log.h"
 #include "router.h"
+#include "slot_table.h"
 
 #define FAIL(...)                                                                                  \
 	do {                                                                                       \
@@ -47,6 +48,21 @@ uint32_t router_source_address(const struct router_tables *t, uint32_t dst)
 	return port->nb_addrs ? port->addrs[0].addr : 0;
 }
 
+struct router_tables *router_tables_new(uint32_t max_sas)
+{
+	struct router_tables *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->max_sas = max_sas;
+	t->sa_tunnel = esgw_slot_table_alloc(max_sas, sizeof(*t->sa_tunnel));
+	if (t->sa_tunnel == NULL) {
+		free(t);
+		return NULL;
+	}
+	return t;
+}
+
 void router_tables_free(struct router_tables *t)
 {
 	if (t == NULL)
@@ -62,6 +78,7 @@ void router_tables_free(struct router_tables *t)
 	free(t->sa_conf);
 	free(t->tunnels);
 	free(t->sa_in);
+	esgw_slot_table_free(t->sa_tunnel, t->max_sas, sizeof(*t->sa_tunnel));
 	spd_free(t->spd);
 	free(t);
 }
@@ -237,7 +254,7 @@ fail:
 int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen)
 {
 	struct router *r = router_of(dp);
-	struct router_tables *t = calloc(1, sizeof(*t));
+	struct router_tables *t = router_tables_new(r->dp.max_sas);
 	char ring_name[RTE_RING_NAMESIZE];
 
 	if (t == NULL) {

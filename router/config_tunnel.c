@@ -32,10 +32,12 @@ const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, ui
 	}
 }
 
-static int sa_placement(const Esgw__DpSa *sa, char *err, size_t errlen)
+static int sa_placement(const struct router_tables *t, const Esgw__DpSa *sa, char *err,
+			size_t errlen)
 {
-	if (sa->slot >= ESGW_MAX_SA)
-		FAIL("SA %u: slot %u out of range", sa->id, sa->slot);
+	if (sa->slot >= t->max_sas)
+		FAIL("SA %u: slot %u out of range: the shared table has %u (--max-sas)", sa->id,
+		     sa->slot, t->max_sas);
 	if (sa->worker >= ESGW_MAX_WORKERS)
 		FAIL("SA %u: worker %u out of range", sa->id, sa->worker);
 	return 0;
@@ -206,7 +208,7 @@ static int spi_table_add(struct router_tables *t, const Esgw__DpSa *in,
 {
 	uint32_t h;
 
-	if (sa_placement(in, err, errlen) < 0)
+	if (sa_placement(t, in, err, errlen) < 0)
 		return -1;
 	for (h = probe_hash(in->spi) & t->sa_in_mask; t->sa_in[h].used; h = (h + 1) & t->sa_in_mask)
 		if (t->sa_in[h].spi == in->spi)
@@ -249,7 +251,7 @@ static int add_tunnel(struct router_tables *t, const Esgw__DpTunnel *tc, size_t 
 		     tc->local.len, tc->remote.len);
 	if (sa == NULL)
 		FAIL("tunnel %s: outbound SA %u not in the configuration", tc->name, tc->sa_out);
-	if (sa_placement(sa, err, errlen) < 0)
+	if (sa_placement(t, sa, err, errlen) < 0)
 		return -1;
 	tun->sa_out_slot = sa->slot;
 	tun->worker = sa->worker;

@@ -5,28 +5,79 @@
  * packet of it goes to the new worker. The old worker passes ownership of the
  * SA's runtime state on when the marker reaches it (crypto-worker/handover.c),
  * so the SA's packets are processed in the order the router saw them. */
-#include <string.h>
-
 #include "log.h"
 #include "router.h"
+#include "slot_table.h"
 #include "spd.h"
 
-#define NO_WORKER 0xff
+/* Worker + 1 of each SA slot in the old and the new tables while a push is
+ * compared (router_handover_begin), 0 (none) between pushes; dp.max_sas. */
+static uint8_t *before, *after;
 
-/* Worker of every SA slot the tables use, NO_WORKER for the others. */
-static void slot_workers(const struct router_tables *t, uint8_t workers[ESGW_MAX_SA])
+int router_handover_init(struct router *r)
 {
-	memset(workers, NO_WORKER, ESGW_MAX_SA);
+	before = esgw_slot_table_alloc(r->dp.max_sas, sizeof(*before));
+	after = esgw_slot_table_alloc(r->dp.max_sas, sizeof(*after));
+	r->handovers = esgw_slot_table_alloc(r->dp.max_sas, sizeof(*r->handovers));
+	return before == NULL || after == NULL || r->handovers == NULL ? -1 : 0;
+}
+
+typedef void slot_fn(struct router *r, uint32_t slot, uint8_t worker);
+
+/* fn for every SA slot the tables use, with its worker (a slot may come more
+ * than once): the SAs held, not every slot. */
+static void each_slot(struct router *r, const struct router_tables *t, slot_fn *fn)
+{
 	if (t == NULL)
 		return;
 	for (uint32_t i = 0; i < t->nb_tunnels; i++)
-		workers[t->tunnels[i].sa_out_slot] = (uint8_t)t->tunnels[i].worker;
+		fn(r, t->tunnels[i].sa_out_slot, (uint8_t)t->tunnels[i].worker);
 	for (uint32_t i = 0; t->sa_in != NULL && i <= t->sa_in_mask; i++)
 		if (t->sa_in[i].used)
-			workers[t->sa_in[i].slot] = (uint8_t)t->sa_in[i].worker;
+			fn(r, t->sa_in[i].slot, (uint8_t)t->sa_in[i].worker);
 	for (uint32_t i = 0; t->spd != NULL && i < t->spd->nb_policies; i++) /* policies' SAs */
 		if (t->spd->policies[i].usable)
-			workers[t->spd->policies[i].sa_slot] = (uint8_t)t->spd->policies[i].worker;
+			fn(r, t->spd->policies[i].sa_slot, (uint8_t)t->spd->policies[i].worker);
+}
+
+static void set_before(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)r;
+	before[slot] = (uint8_t)(worker + 1);
+}
+
+static void set_after(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)r;
+	after[slot] = (uint8_t)(worker + 1);
+}
+
+static void clear_after(struct router *r, uint32_t slot, uint8_t worker)
+{
+	(void)r;
+	(void)worker;
+	after[slot] = 0;
+}
+
+/* A slot of the old tables: queue a marker if the new ones place it on
+ * another worker; once per slot (before[] is cleared as it is seen). */
+static void compare(struct router *r, uint32_t slot, uint8_t worker)
+{
+	uint32_t from = before[slot] - 1u, to = after[slot] - 1u;
+
+	(void)worker;
+	if (before[slot] == 0)
+		return;
+	if (after[slot] != 0 && from != to) {
+		if (r->nb_handovers == r->dp.max_sas)
+			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
+		else {
+			r->handovers[r->nb_handovers++] = (struct router_handover){
+				.slot = slot, .from = (uint16_t)from, .to = (uint16_t)to};
+			ESGW_INFO("SA slot %u: worker %u -> %u", slot, from, to);
+		}
+	}
+	before[slot] = 0;
 }
 
 /* Enqueue one marker; 0, or -1 if the ring or the pool refused (retry later:
@@ -68,21 +119,9 @@ void router_handover_retry(struct router *r)
 void router_handover_begin(struct router *r, const struct router_tables *old,
 			   const struct router_tables *new)
 {
-	static uint8_t before[ESGW_MAX_SA], after[ESGW_MAX_SA];
-
-	slot_workers(old, before);
-	slot_workers(new, after);
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA; slot++) {
-		if (before[slot] == NO_WORKER || after[slot] == NO_WORKER ||
-		    before[slot] == after[slot])
-			continue;
-		if (r->nb_handovers == ESGW_MAX_SA) {
-			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
-			continue;
-		}
-		r->handovers[r->nb_handovers++] = (struct router_handover){
-			.slot = slot, .from = before[slot], .to = after[slot]};
-		ESGW_INFO("SA slot %u: worker %u -> %u", slot, before[slot], after[slot]);
-	}
+	each_slot(r, old, set_before);
+	each_slot(r, new, set_after);
+	each_slot(r, old, compare);
+	each_slot(r, new, clear_after);
 	router_handover_retry(r);
 }

@@ -225,8 +225,8 @@ int main(int argc, char **argv)
 
 	if (esgw_dp_attach(&r->dp, ATTACH_TIMEOUT_MS) < 0 || lookup_rings(r) < 0)
 		goto out_eal;
-	r->tables = calloc(1, sizeof(*r->tables)); /* empty until the first push */
-	if (r->tables == NULL || neighbor_table_init(r) < 0) {
+	r->tables = router_tables_new(r->dp.max_sas); /* empty until the first push */
+	if (r->tables == NULL || router_handover_init(r) < 0 || neighbor_table_init(r) < 0) {
 		ESGW_ERR("out of memory");
 		goto out_tables;
 	}

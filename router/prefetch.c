@@ -53,7 +53,7 @@ void prefetch_lookups(const struct router *r, struct rte_mbuf *m)
 	fib_prefetch(&t->fib, rte_be_to_cpu_32(ip->dst_addr));
 	fib_prefetch(&t->fib, rte_be_to_cpu_32(ip->src_addr));
 	if (meta->kind == ESGW_PKT_DECRYPTED) {
-		if (meta->sa_slot < ESGW_MAX_SA)
+		if (meta->sa_slot < t->max_sas)
 			rte_prefetch0(&t->sa_tunnel[meta->sa_slot]);
 	} else if (t->sa_in != NULL && (spi = spi_of(ip, avail)) != NULL) {
 		const struct router_sa_in *e = &t->sa_in[probe_hash(read_be32(spi)) & t->sa_in_mask];
@@ -84,7 +84,7 @@ void prefetch_targets(const struct router *r, struct rte_mbuf *m)
 	rt = fib_lookup(&t->fib, rte_be_to_cpu_32(ip->dst_addr));
 	if (rt != NULL && rt->kind == FIB_TUNNEL)
 		prefetch_tunnel(t, rt->tunnel);
-	if (meta->kind == ESGW_PKT_DECRYPTED && meta->sa_slot < ESGW_MAX_SA &&
+	if (meta->kind == ESGW_PKT_DECRYPTED && meta->sa_slot < t->max_sas &&
 	    t->sa_tunnel[meta->sa_slot] != 0)
 		prefetch_tunnel(t, t->sa_tunnel[meta->sa_slot] - 1);
 }

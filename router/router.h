@@ -102,8 +102,10 @@ struct router_tables {
 	/* Local ports of UDP-encapsulated SAs, 4500 always among them (natt.c). */
 	uint16_t natt_ports[ROUTER_NATT_PORTS_MAX];
 	uint32_t nb_natt_ports;
-	/* By inbound SA slot: index + 1 of its tunnel, 0 for none (source_check.c). */
-	uint32_t sa_tunnel[ESGW_MAX_SA];
+	/* By inbound SA slot: index + 1 of its tunnel, 0 for none (source_check.c);
+	 * max_sas entries: the dataplane's --max-sas, every slot index below it. */
+	uint32_t *sa_tunnel;
+	uint32_t max_sas;
 	/* For changes in place (config_delta.c); open addressing, linear probing. */
 	struct router_sa_conf *sa_conf; /* by id */
 	uint32_t sa_conf_mask, sa_conf_used;
@@ -209,7 +211,7 @@ struct router {
 	uint32_t icmp_budget;
 	uint64_t punt_window; /* TSC start of the window in which punt_budget counts */
 	uint32_t punt_budget[PUNT_CLASSES];
-	struct router_handover handovers[ESGW_MAX_SA]; /* markers the ring refused */
+	struct router_handover *handovers; /* markers the ring refused, dp.max_sas at most */
 	uint32_t nb_handovers;
 	struct reassembly_table *reasm; /* IPv4 and IPv6 fragments to us (reassembly.c) */
 };
@@ -226,6 +228,8 @@ static inline void router_drop(struct router *r, struct rte_mbuf *m, enum esgw_d
 
 /* config.c */
 int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen);
+/* Empty tables for max_sas SA runtime slots; NULL: out of memory. */
+struct router_tables *router_tables_new(uint32_t max_sas);
 void router_tables_free(struct router_tables *t);
 /* config_tunnel.c: the SPI table's lookup. */
 const struct router_sa_in *router_sa_in_lookup(const struct router_tables *t, uint32_t spi);
@@ -444,6 +448,8 @@ void punt_frame_to_host(struct router *r, struct rte_mbuf *m, uint16_t in_port);
 void punt_ring_lookup(struct router *r);
 
 /* handover.c */
+/* Its tables by SA slot (dp.max_sas each), at start: 0, or -1 out of memory. */
+int router_handover_init(struct router *r);
 /* Between bursts, before new tables replace old: a marker into the old
  * worker's ring for every SA whose worker changes. */
 void router_handover_begin(struct router *r, const struct router_tables *old,

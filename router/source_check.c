@@ -57,9 +57,9 @@ int source_check(struct router *r, struct rte_mbuf *m, const struct source_route
 			router_drop(r, m, ESGW_DROP_TUNNEL_SOURCE_MISMATCH);
 			return -1;
 		}
-		if (slot < ESGW_MAX_SA && spd_inbound_checked(r->tables, slot))
+		if (spd_inbound_checked(r->tables, slot))
 			return 0; /* the tunnel's policies vouched for it (spd_inbound_check) */
-		tunnel = slot < ESGW_MAX_SA ? r->tables->sa_tunnel[slot] : 0;
+		tunnel = slot < r->tables->max_sas ? r->tables->sa_tunnel[slot] : 0;
 		if (tunnel == 0 || s->src_tunnel < 0 ||
 		    !same_peer(r->tables, (uint32_t)s->src_tunnel, tunnel - 1)) {
 			router_drop(r, m, ESGW_DROP_TUNNEL_SOURCE_MISMATCH);

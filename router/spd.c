@@ -18,6 +18,7 @@
 #include "addr.h"
 #include "log.h"
 #include "router.h"
+#include "slot_table.h"
 #include "spd.h"
 
 #define FAIL(...)                                                                                  \
@@ -37,6 +38,7 @@ void spd_free(struct spd_table *spd)
 	free(spd->policies);
 	free(spd->names);
 	free(spd->index);
+	esgw_slot_table_free(spd->in, spd->nb_in, sizeof(*spd->in));
 	free(spd);
 }
 
@@ -126,7 +128,7 @@ static int policy_from(struct ranked *rk, const struct router_tables *t, const E
 	 * its traffic is dropped, not routed in clear. */
 	tun = tunnel_index(t, pc->tunnel);
 	sa = router_sa_by_id(cfg, pc->sa_out);
-	if (tun < 0 || sa == NULL || sa->slot >= ESGW_MAX_SA || sa->worker >= ESGW_MAX_WORKERS)
+	if (tun < 0 || sa == NULL || sa->slot >= t->max_sas || sa->worker >= ESGW_MAX_WORKERS)
 		return 0;
 	p->tunnel = (uint32_t)tun;
 	p->sa_slot = sa->slot;
@@ -169,7 +171,7 @@ static int build_inbound_classify(struct spd_table *spd, uint32_t nb_long)
 	spd->inbound_classify = calloc(nb_long + 1, sizeof(*spd->inbound_classify));
 	if (spd->inbound_classify == NULL)
 		return -1;
-	for (uint32_t slot = 0; slot < ESGW_MAX_SA && spd->nb_inbound_classify < nb_long; slot++) {
+	for (uint32_t slot = 0; slot < spd->nb_in && spd->nb_inbound_classify < nb_long; slot++) {
 		struct spd_inbound *in = &spd->in[slot];
 		struct spd_classify *c;
 
@@ -205,7 +207,7 @@ static int build_inbound(struct spd_table *spd, const struct ranked *rk, const E
 			const Esgw__DpSa *sa = router_sa_by_id(cfg, tc->sa_in[s]);
 			struct spd_inbound *in;
 
-			if (sa == NULL || sa->slot >= ESGW_MAX_SA)
+			if (sa == NULL || sa->slot >= spd->nb_in)
 				continue; /* add_tunnels refused this configuration already */
 			in = &spd->in[sa->slot];
 			in->checked = 1;
@@ -250,6 +252,10 @@ int spd_build(struct router_tables *t, const Esgw__DpConfig *cfg, char *err, siz
 	if (spd == NULL || rk == NULL)
 		FAIL("out of memory");
 	t->spd = spd; /* freed with the tables on failure */
+	spd->nb_in = t->max_sas;
+	spd->in = esgw_slot_table_alloc(spd->nb_in, sizeof(*spd->in));
+	if (spd->in == NULL)
+		FAIL("out of memory");
 	spd->nb_policies = (uint32_t)cfg->n_policies;
 	for (size_t i = 0; i < cfg->n_policies; i++) {
 		rk[i].position = (uint32_t)i;
@@ -334,7 +340,7 @@ int spd_inbound_check(struct router *r, struct rte_mbuf *m)
 	const struct spd_inbound *in;
 	struct esgw_flow flow;
 
-	if (spd == NULL || slot >= ESGW_MAX_SA || !spd->in[slot].checked)
+	if (spd == NULL || slot >= spd->nb_in || !spd->in[slot].checked)
 		return 0;
 	in = &spd->in[slot];
 	/* Not IPv4 or truncated: no IPv4 selector can vouch for it. */
@@ -353,7 +359,7 @@ int spd_inbound_check(struct router *r, struct rte_mbuf *m)
 
 int spd_inbound_checked(const struct router_tables *t, uint32_t slot)
 {
-	return t->spd != NULL && slot < ESGW_MAX_SA && t->spd->in[slot].checked;
+	return t->spd != NULL && slot < t->spd->nb_in && t->spd->in[slot].checked;
 }
 
 int spd_cleartext_check(struct router *r, struct rte_mbuf *m)

@@ -44,7 +44,8 @@ struct spd_table {
 	uint32_t *index;                    /* policy indices of the inbound checks */
 	struct spd_classify **inbound_classify; /* of the long inbound lists */
 	uint32_t nb_inbound_classify;
-	struct spd_inbound in[ESGW_MAX_SA]; /* by SA runtime slot */
+	struct spd_inbound *in; /* by SA runtime slot, nb_in (--max-sas) of them */
+	uint32_t nb_in;
 };
 
 #endif

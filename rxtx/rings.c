@@ -29,8 +29,12 @@ static int shared_table_create(struct rxtx *rx)
 
 	rx->shared_mz = rte_memzone_reserve(ESGW_SHARED_NAME, size, (int)rte_socket_id(), 0);
 	if (rx->shared_mz == NULL) {
-		ESGW_ERR("memzone %s (%zu bytes for %u SAs, %u workers): %s", ESGW_SHARED_NAME,
-			 size, rx->dp.max_sas, rx->dp.max_workers, rte_strerror(rte_errno));
+		ESGW_ERR("memzone %s: --max-sas %u and --max-workers %u need %zu bytes (%.1f "
+			 "MiB) of hugepage memory: %s; lower esgw-ctld's --max-sas or give "
+			 "esgw-rxtx more (EAL -m %u for this --max-sas)",
+			 ESGW_SHARED_NAME, rx->dp.max_sas, rx->dp.max_workers, size,
+			 (double)size / (1 << 20), rte_strerror(rte_errno),
+			 esgw_rxtx_mem_mb(rx->dp.max_sas));
 		return -1;
 	}
 	shared = rx->shared_mz->addr;

@@ -478,11 +478,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	router.dp.role = "router";
 	router.hz = HZ;
 	router.now = CLOCK_START;
-	router.tables = calloc(1, sizeof(*router.tables));
+	router.tables = router_tables_new(FUZZ_MAX_SAS);
 	worker.dp.role = "crypto";
 	worker.id = 0;
 	worker.mgr = alloc_mb_mgr(0);
-	require(router.tables != NULL && worker.mgr != NULL, "memory");
+	require(router.tables != NULL && router_handover_init(&router) == 0 &&
+		crypto_worker_tables_alloc(&worker) == 0 && worker.mgr != NULL,
+		"memory");
 	init_mb_mgr_auto(worker.mgr, NULL);
 	require(neighbor_table_init(&router) == 0, "neighbour table");
 

@@ -627,6 +627,36 @@ def require_root_and_binaries():
         pytest.skip("not built in %s: %s" % (ESGW_BUILD, ", ".join(missing)))
 
 
+def ctld_refused(tmp_path, *options):
+    """Runs esgw-ctld --standalone with options; returns its stderr after
+    checking it exited with status 2 at start and left nothing behind."""
+    import pytest
+    ctld = find_binary("esgw-ctld")
+    if ctld is None:
+        pytest.skip("esgw-ctld not built in %s" % ESGW_BUILD)
+    prefix = "hp-refused%d" % os.getpid()
+    sock, rundir = tmp_path / "ctl.sock", tmp_path / "run"
+    cmd = [ctld, "--standalone", "--workers", "2", "--socket", str(sock),
+           "--config", str(tmp_path / "config.pb"), "--rundir", str(rundir),
+           "--log-dir", str(tmp_path / "log"), "--file-prefix", prefix] + list(options)
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=10)
+    finally:
+        if proc.poll() is None:  # it did not refuse: stop it and what it started
+            proc.terminate()
+            try:
+                proc.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.communicate()
+    assert proc.returncode == 2, (proc.returncode, out, err)
+    assert not sock.exists() and not rundir.exists()
+    assert not os.path.exists("/var/run/dpdk/%s" % prefix)
+    assert not processes_matching(lambda argv: prefix in argv)
+    return err
+
+
 def stop_all(gateways, topo):
     """Stops the gateways, deletes the topology; returns the problems seen
     (an unclean shutdown is a test failure)."""

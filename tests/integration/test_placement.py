@@ -6,7 +6,6 @@ may not use, or a malformed list, stops ctld at start-up with status 2 and a
 message naming the option, before it starts anything."""
 
 import os
-import subprocess
 import sys
 
 import pytest
@@ -84,39 +83,10 @@ def test_processes_run_on_the_cpus_asked(placed_gateway):
     assert placement_by_process(gw)[("crypto", 2)] == {1}
 
 
-def run_ctld_expecting_refusal(tmp_path, *options):
-    """Runs ctld --standalone with options; returns its stderr after checking
-    it exited with status 2 and left nothing behind."""
-    ctld = h.find_binary("esgw-ctld")
-    if ctld is None:
-        pytest.skip("esgw-ctld not built in %s" % h.ESGW_BUILD)
-    prefix = "hp-refused%d" % os.getpid()
-    sock, rundir = tmp_path / "ctl.sock", tmp_path / "run"
-    cmd = [ctld, "--standalone", "--workers", "2", "--socket", str(sock),
-           "--config", str(tmp_path / "config.pb"), "--rundir", str(rundir),
-           "--log-dir", str(tmp_path / "log"), "--file-prefix", prefix] + list(options)
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        out, err = proc.communicate(timeout=10)
-    finally:
-        if proc.poll() is None:  # it did not refuse: stop it and what it started
-            proc.terminate()
-            try:
-                proc.communicate(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.communicate()
-    assert proc.returncode == 2, (proc.returncode, out, err)
-    assert not sock.exists() and not rundir.exists()
-    assert not os.path.exists("/var/run/dpdk/%s" % prefix)
-    assert not h.processes_matching(lambda argv: prefix in argv)
-    return err
-
-
 def test_unavailable_cpu_is_refused(tmp_path):
     if 64 in os.sched_getaffinity(0):
         pytest.skip("CPU 64 is available here")
-    err = run_ctld_expecting_refusal(tmp_path, "--worker-cpus", "64")
+    err = h.ctld_refused(tmp_path, "--worker-cpus", "64")
     assert err.startswith("esgw-ctld: --worker-cpus: CPU 64 is not available (allowed: "), err
     assert len(err.splitlines()) == 1, err
 
@@ -132,6 +102,6 @@ def test_unavailable_cpu_is_refused(tmp_path):
     ("--router-cpu", "-1", "not one CPU"),
 ])
 def test_malformed_cpus_are_refused(tmp_path, option, value, reason):
-    err = run_ctld_expecting_refusal(tmp_path, option, value)
+    err = h.ctld_refused(tmp_path, option, value)
     assert err.startswith("esgw-ctld: %s: " % option) and reason in err, err
     assert len(err.splitlines()) == 1, err
