@@ -46,7 +46,6 @@ static void *port_watch(void *arg)
 	struct pollfd pfd[ESGW_MAX_PORTS * RXTX_KDROP_FDS];
 	unsigned int n = watch_fds(rx, pfd);
 
-	esgw_dp_idle_setup(); /* its poll() times out on time too */
 	while (!esgw_dp_quit) {
 		if (!rx->watch_armed) {
 			armed_wait(rx);
