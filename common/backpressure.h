@@ -28,10 +28,18 @@
  * ESGW_RING_IN_HIGH, nearly all of it, as it did before it ever paused: a
  * router busy for a while with a configuration push then still finds what
  * arrived meanwhile there, not lost in a port's smaller ring (af_packet's
- * kernel ring); it is woken at ESGW_RING_HIGH. */
+ * kernel ring); it is woken at ESGW_RING_HIGH.
+ * A build may set either mark (meson setup -Dc_args="-DESGW_RING_IN_HIGH=512
+ * -DESGW_RING_HIGH=256") to weigh what the packets in flight between the
+ * stages cost in cache misses against what smaller batches cost in context
+ * switches (bench/run.sh --setting A --build DIR). */
+#ifndef ESGW_RING_HIGH
 #define ESGW_RING_HIGH (ESGW_RING_SIZE / 4)
+#endif
 #define ESGW_RING_LOW (ESGW_RING_HIGH / 4)
+#ifndef ESGW_RING_IN_HIGH
 #define ESGW_RING_IN_HIGH (ESGW_RING_SIZE - 4 * ESGW_BURST)
+#endif
 #define ESGW_RING_IN_LOW ESGW_RING_HIGH
 
 /* Producer: whether ring r has room for another burst below high. If not,

@@ -4,6 +4,8 @@
  * or the control watcher rings it. */
 #include "dp.h"
 
+#include <sys/prctl.h>
+
 #include <rte_pause.h>
 
 /* What the doorbell re-checks after announcing a sleep: control work, or the
@@ -30,4 +32,16 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;
 	dp->cycles.sleeps += (uint64_t)esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
+}
+
+/* A timed sleep ends up to the thread's timer slack late: 50 us by default,
+ * half again rxtx's 100 us sleeps between port polls while traffic flows on
+ * a port without a doorbell (memif), at each gateway a frame crosses. The
+ * slack only lets the kernel merge timer interrupts; a dataplane thread has
+ * few timers and wants each on time. */
+#define ESGW_DP_TIMER_SLACK_NS 1000
+
+void esgw_dp_idle_setup(void)
+{
+	prctl(PR_SET_TIMERSLACK, ESGW_DP_TIMER_SLACK_NS, 0, 0, 0);
 }

@@ -160,13 +160,25 @@ ip -n esgw-demo-h1 route add default via 192.168.1.2
 ip -n esgw-demo-h2 addr add 192.168.2.1/24 dev h2-eth0
 ip -n esgw-demo-h2 route add default via 192.168.2.2
 
+# Each gateway on a CPU of its own (gw1 on 0, gw2 on 1), every process of it
+# there, instead of esgw-ctld's default of rxtx and router on CPU 0 and the
+# worker on CPU 1 for both: a frame then crosses no CPU inside a gateway. A
+# wake-up of a process sleeping on the other CPU of this VM took 36 us at
+# the median, on the same CPU 11 us, and a ping crosses each gateway twice
+# with three hand-offs each. Measured, 6 runs each, alternating: ping avg
+# median 0.78 ms instead of 0.97, iperf3 0.9-1.0 Gbit/s instead of 0.5-0.75.
+declare -A DEMO_CPU=()
+if [ "$(nproc)" -ge 2 ]; then DEMO_CPU=([gw1]=0 [gw2]=1); fi
 say "start two esgw instances (esgw-ctld --standalone in gw1 and gw2)"
 for gw in gw1 gw2; do
 	mkdir -p "$run/$gw/run" "$run/$gw/log"
+	cpu=${DEMO_CPU[$gw]:-}
+	place=()
+	[ -n "$cpu" ] && place=(--rxtx-cpu "$cpu" --router-cpu "$cpu" --worker-cpus "$cpu")
 	ip netns exec "esgw-demo-$gw" "$run/bin/esgw-ctld" --standalone \
 		--socket "$run/$gw/ctl.sock" --config "$run/$gw/config.pb" \
 		--rundir "$run/$gw/run" --file-prefix "esgw-demo-$gw" \
-		--log-dir "$run/$gw/log" --workers 1 --bindir "$run/bin" \
+		--log-dir "$run/$gw/log" --workers 1 --bindir "$run/bin" "${place[@]}" \
 		>"$run/$gw/ctld.out" 2>&1 &
 	CTLD_PID[$gw]=$!
 done
