@@ -294,6 +294,10 @@ Esgw__DpResponse *dp_stats(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 void dp_stats_free(Esgw__DpResponse *r);
+/* SA id at slot in st, or NULL: at position hint if it is there (SIZE_MAX:
+ * no hint), else by bisection on the slot, as workers list their SAs. */
+const Esgw__DpSaStats *dp_stats_find_sa(const Esgw__DpStats *st, uint32_t id, uint32_t slot,
+				       size_t hint);
 /* The value of the counter called name among c[0..n), 0 if absent. */
 uint64_t dp_stats_counter(Esgw__Counter **c, size_t n, const char *name);
 

@@ -131,40 +131,15 @@ static struct traffic traffic_of(const Esgw__DpStats *st)
 	return t;
 }
 
-/* sa in the sample before. The workers list their SAs in slot order
- * (crypto_worker_on_stats): at position hint when none came or went, else
- * found by bisection on the slot, so that a show of 20,000 SAs is not
- * quadratic, nor the first sample after 20,000 SAs were added. */
-static const Esgw__DpSaStats *find_sa(const Esgw__DpStats *st, const Esgw__DpSaStats *sa,
-				      size_t hint)
-{
-	size_t lo = 0, hi;
-
-	if (st == NULL)
-		return NULL;
-	hi = st->n_sas;
-	if (hint < hi && st->sas[hint]->slot == sa->slot)
-		lo = hi = hint;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->sas[mid]->slot < sa->slot)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < st->n_sas && st->sas[lo]->slot == sa->slot && st->sas[lo]->id == sa->id)
-		return st->sas[lo];
-	return NULL; /* new since: no scan, which would make a bulk load quadratic */
-}
-
 static void sa_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 		     const Esgw__DpStats *before, double interval)
 {
 	info->sas = alloc(now->n_sas * sizeof(*info->sas));
 	for (size_t k = 0; k < now->n_sas; k++) {
 		const Esgw__DpSaStats *sa = now->sas[k];
-		const Esgw__DpSaStats *old = find_sa(before, sa, k);
+		/* k: where it was if no SA came or went; an SA new since is not
+		 * looked for by a scan, which would make a bulk load quadratic. */
+		const Esgw__DpSaStats *old = dp_stats_find_sa(before, sa->id, sa->slot, k);
 		Esgw__SaRate *r = alloc(sizeof(*r));
 		Esgw__Tunnel *t = state_tunnel_out(sa->id);
 

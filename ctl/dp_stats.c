@@ -14,6 +14,29 @@ uint64_t dp_stats_counter(Esgw__Counter **c, size_t n, const char *name)
 	return 0;
 }
 
+const Esgw__DpSaStats *dp_stats_find_sa(const Esgw__DpStats *st, uint32_t id, uint32_t slot,
+				       size_t hint)
+{
+	size_t lo = 0, hi;
+
+	if (st == NULL)
+		return NULL;
+	hi = st->n_sas;
+	if (hint < hi && st->sas[hint]->slot == slot)
+		lo = hi = hint;
+	while (lo < hi) { /* a worker lists its SAs by slot (crypto_worker_on_stats) */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (st->sas[mid]->slot < slot)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < st->n_sas && st->sas[lo]->slot == slot && st->sas[lo]->id == id)
+		return st->sas[lo];
+	return NULL;
+}
+
 void dp_stats_free(Esgw__DpResponse *r)
 {
 	if (r != NULL)

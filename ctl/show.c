@@ -69,26 +69,11 @@ static Esgw__Counter **drop_counters(const uint64_t values[ESGW_DROP_MAX], size_
 	return list;
 }
 
-static Esgw__DpSaStats *sa_stats(const Esgw__Sa *sa)
+static const Esgw__DpSaStats *sa_stats(const Esgw__Sa *sa)
 {
 	int i = worker_proc_index(sa->worker);
-	Esgw__DpStats *st = i >= 0 ? proc_stats(i) : NULL;
 
-	size_t lo = 0, hi = st != NULL ? st->n_sas : 0;
-
-	/* A worker lists its SAs by slot (crypto_worker_on_stats). */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (st->sas[mid]->slot < sa->slot)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo < (st != NULL ? st->n_sas : 0) && st->sas[lo]->slot == sa->slot &&
-	    st->sas[lo]->id == sa->id)
-		return st->sas[lo];
-	return NULL;
+	return dp_stats_find_sa(i >= 0 ? proc_stats(i) : NULL, sa->id, sa->slot, SIZE_MAX);
 }
 
 /* A worker counts a drop per process and per SA; if it fills only one of the
@@ -172,7 +157,7 @@ static void show_sas(Esgw__ShowReply *reply)
 		const Esgw__Sa *sa = ctld.config->sas[i];
 		Esgw__SaInfo *info = alloc(sizeof(*info));
 		Esgw__Tunnel *t = state_tunnel_out(sa->id);
-		Esgw__DpSaStats *st = sa_stats(sa);
+		const Esgw__DpSaStats *st = sa_stats(sa);
 		uint64_t drops[ESGW_DROP_MAX] = {0};
 
 		esgw__sa_info__init(info);
