@@ -284,6 +284,6 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	t->workers = d->workers;
 	r->fib_cache_valid = 0; /* it may point at a moved route */
 	ESGW_INFO("configuration %lu applied in place: %u routes, %u tunnels",
-		  (unsigned long)d->generation, t->fib.nb_routes, t->nb_tunnels);
+		  (unsigned long)d->generation, t->fib.table.nb_routes, t->nb_tunnels);
 	return 0;
 }

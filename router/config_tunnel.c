@@ -369,9 +369,7 @@ static void tunnel_renumber(struct router_tables *t, uint32_t from, uint32_t to)
 	const struct router_tunnel_in *in = &t->tunnel_in[to];
 
 	fib_retarget_tunnel(&t->fib, from, to);
-	for (uint32_t i = 0; i < t->fib6.nb_routes; i++)
-		if (t->fib6.routes[i].kind == FIB_TUNNEL && t->fib6.routes[i].tunnel == from)
-			t->fib6.routes[i].tunnel = to;
+	fib6_retarget_tunnel(&t->fib6, from, to);
 	for (uint32_t k = 0; k < in->n; k++)
 		t->sa_tunnel[in->slot[k]] = to + 1;
 	for (uint32_t i = 0; t->spd != NULL && i < t->spd->nb_policies; i++)

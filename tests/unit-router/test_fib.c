@@ -57,7 +57,8 @@ static void test_fib(void)
 	struct fib_route bad = {.prefix = 0, .len = 33};
 
 	CHECK(fib_build(&fib, table, n) == 0, "build");
-	CHECK(fib.nb_routes == n - 2, "duplicates collapsed: %u routes", fib.nb_routes);
+	CHECK(fib.table.nb_routes == n - 2, "duplicates collapsed: %u routes",
+	      fib.table.nb_routes);
 	/* The same table given in reverse order answers the same. */
 	for (size_t i = 0; i < n; i++)
 		rev[i] = table[n - 1 - i];
@@ -88,27 +89,33 @@ static void test_fib(void)
 	CHECK(fib_build(&fib, &bad, 1) < 0, "length 33 refused");
 }
 
-/* Two FIBs hold the same routes of the same lengths. */
-static int fib_same(const struct fib *a, const struct fib *b)
+/* Two prefix tables hold the same entries of the same lengths. */
+static int table_same(const struct prefix_table *a, const struct prefix_table *b,
+		      size_t key_size, size_t entry_size)
 {
 	if (a->nb_routes != b->nb_routes || a->nb_groups != b->nb_groups)
 		return 0;
 	for (uint32_t g = 0; g < a->nb_groups; g++) {
-		const struct fib_group *ga = &a->groups[g];
+		const struct prefix_group *ga = &a->groups[g];
 
 		if (ga->len != b->groups[g].len || ga->count != b->groups[g].count)
 			return 0;
 		for (uint32_t i = 0; i <= ga->table_mask; i++) {
-			const struct fib_route *x = &ga->table[i], *y;
+			const uint8_t *x = ga->table + (size_t)i * entry_size, *y;
 
-			if (x->len == FIB_EMPTY)
+			if (x[key_size] == PREFIX_EMPTY)
 				continue;
-			y = fib_exact(b, x->prefix, x->len);
-			if (y == NULL || memcmp(x, y, sizeof(*x)) != 0)
+			y = prefix_slot(&b->groups[g], x, key_size, entry_size);
+			if (y[key_size] == PREFIX_EMPTY || memcmp(x, y, entry_size) != 0)
 				return 0;
 		}
 	}
 	return 1;
+}
+
+static int fib_same(const struct fib *a, const struct fib *b)
+{
+	return table_same(&a->table, &b->table, sizeof(uint32_t), sizeof(struct fib_route));
 }
 
 /* Routes inserted one at a time, in either order, then some removed, hold
