@@ -140,6 +140,10 @@ uint64_t state_hash_str(const char *s);
 Esgw__Interface *state_interface(const char *name);
 Esgw__Sa *state_sa(uint32_t id);
 Esgw__Sa *state_sa_by_spi(uint32_t spi);
+/* The SA of each of st's SA statistics by id (NULL where there is none), one
+ * lookup each, for the sampler's observers to share: a malloc'd array of
+ * st->n_sas, or NULL out of memory (logged). */
+Esgw__Sa **state_sas_of_stats(const Esgw__DpStats *st);
 Esgw__Tunnel *state_tunnel(const char *name);
 Esgw__Route *state_route(const char *prefix);
 /* A route into tunnel, or NULL. */
@@ -417,7 +421,7 @@ void dataplane_show_free(void);
 
 /* sa_expiry.c: one sa_soft_expired / sa_hard_expired event per SA from a
  * crypto worker's DpStats (called by the sampler). */
-void sa_expiry_observe(const Esgw__DpStats *st);
+void sa_expiry_observe(const Esgw__DpStats *st, Esgw__Sa *const *sas); /* state_sas_of_stats */
 /* seq_floor.c: outbound sequence numbers as a durable reservation. Keeps
  * Sa.seq_out_floor (on disk first) ahead of what the workers report and
  * pushes the workers their limit below it, so no number is ever sent twice
@@ -429,8 +433,9 @@ void seq_floor_sa_added(Esgw__Sa *sa); /* the first floor, saved with the add */
 /* DpSa.seq_out_start for the SA's worker: 0 for an SA's first runtime, else
  * its floor (above every number any earlier runtime used). */
 uint64_t seq_floor_start(const Esgw__Sa *sa);
-/* A crypto worker's DpStats: raise and save floors, push limits to p. */
-void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st);
+/* A crypto worker's DpStats and its SAs (state_sas_of_stats): raise and save
+ * floors, push limits to p. */
+void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st, Esgw__Sa *const *sas);
 /* The same from a fresh stats query of p (a process that just connected). */
 void seq_floor_check(struct dp_proc *p);
 /* A configuration read from .prev stands in for a newer one whose floors may

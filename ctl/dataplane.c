@@ -36,6 +36,22 @@ static bool same_instance(const Esgw__DpStats *a, const Esgw__DpStats *b)
 	       a->tsc >= b->tsc;
 }
 
+/* Expiry events and sequence-number floors from a crypto worker's answer:
+ * each SA looked up once for both. */
+static void observe_sas(struct dp_proc *p, const Esgw__DpStats *st)
+{
+	Esgw__Sa **sas;
+
+	if (st == NULL || strcmp(st->role, "crypto") != 0)
+		return;
+	sas = state_sas_of_stats(st);
+	if (sas == NULL)
+		return;
+	sa_expiry_observe(st, sas);
+	seq_floor_observe(p, st, sas);
+	free(sas);
+}
+
 void dataplane_sample(void)
 {
 	for (int i = 0; i < CTLD_MAX_PROCS; i++) {
@@ -58,8 +74,7 @@ void dataplane_sample(void)
 		/* The time of this very answer: the requests before it may have
 		 * taken a while, so the loop's cached ev_now() would be stale. */
 		last[i] = (struct sample){r, ev_time()};
-		sa_expiry_observe(r->stats);
-		seq_floor_observe(&ctld.procs[i], r->stats);
+		observe_sas(&ctld.procs[i], r->stats);
 		sa_usage_observe(r->stats);
 		acquire_observe(r->stats);
 		if (prev[i].resp != NULL && !same_instance(r->stats, prev[i].resp->stats))

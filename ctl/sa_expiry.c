@@ -25,15 +25,15 @@ static void emit(Esgw__EventKind kind, const Esgw__DpSaStats *sa, int worker, co
 	ctld_event_emit(&ev);
 }
 
-void sa_expiry_observe(const Esgw__DpStats *st)
+void sa_expiry_observe(const Esgw__DpStats *st, Esgw__Sa *const *sas)
 {
-	if (st == NULL || strcmp(st->role, "crypto") != 0)
+	if (st == NULL || sas == NULL || strcmp(st->role, "crypto") != 0)
 		return;
 	for (size_t i = 0; i < st->n_sas; i++) {
 		const Esgw__DpSaStats *sa = st->sas[i];
 		struct reported *r;
 
-		if (sa->slot >= ctld.opt.max_sas || state_sa(sa->id) == NULL)
+		if (sa->slot >= ctld.opt.max_sas || sas[i] == NULL)
 			continue;
 		r = &CTLD_SLOTS(reported)[sa->slot];
 		if (r->id != sa->id)

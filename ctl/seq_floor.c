@@ -115,14 +115,15 @@ static void report_hold(const Esgw__Sa *sa, const Esgw__DpSaStats *s, const char
 
 /* Save floors a reserve ahead for the SAs of st that come near theirs.
  * Returns false if a save was needed and failed (err says why). */
-static bool raise_floors(const Esgw__DpStats *st, char *err, size_t errlen)
+static bool raise_floors(const Esgw__DpStats *st, Esgw__Sa *const *sas, char *err,
+			 size_t errlen)
 {
 	uint64_t *old = NULL; /* by configuration position: the floors before */
 	bool raised = false;
 
 	for (size_t i = 0; i < st->n_sas; i++) {
 		const Esgw__DpSaStats *s = st->sas[i];
-		Esgw__Sa *sa = state_sa(s->id);
+		Esgw__Sa *sa = sas[i];
 		uint64_t want;
 
 		if (sa == NULL || sa->slot != s->slot || s->slot >= ctld.opt.max_sas ||
@@ -163,16 +164,16 @@ static bool raise_floors(const Esgw__DpStats *st, char *err, size_t errlen)
 	return false;
 }
 
-void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st)
+void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st, Esgw__Sa *const *sas)
 {
 	Esgw__DpSeqLimits msg = ESGW__DP_SEQ_LIMITS__INIT;
 	Esgw__DpSeqLimit *limits, **list;
 	char err[512] = "";
 	bool saved;
 
-	if (st == NULL || strcmp(st->role, "crypto") != 0)
+	if (st == NULL || sas == NULL || strcmp(st->role, "crypto") != 0)
 		return;
-	saved = raise_floors(st, err, sizeof(err));
+	saved = raise_floors(st, sas, err, sizeof(err));
 	limits = malloc((st->n_sas + 1) * sizeof(*limits));
 	list = malloc((st->n_sas + 1) * sizeof(*list));
 	if (limits == NULL || list == NULL) {
@@ -183,7 +184,7 @@ void seq_floor_observe(struct dp_proc *p, const Esgw__DpStats *st)
 	}
 	for (size_t i = 0; i < st->n_sas; i++) {
 		const Esgw__DpSaStats *s = st->sas[i];
-		const Esgw__Sa *sa = state_sa(s->id);
+		const Esgw__Sa *sa = sas[i];
 		Esgw__DpSeqLimit *l;
 
 		if (sa == NULL || sa->slot != s->slot || s->slot >= ctld.opt.max_sas)
@@ -213,8 +214,12 @@ void seq_floor_check(struct dp_proc *p)
 {
 	Esgw__DpResponse *r = dp_stats(p);
 
-	if (r != NULL)
-		seq_floor_observe(p, r->stats);
+	if (r != NULL && r->stats != NULL) {
+		Esgw__Sa **sas = state_sas_of_stats(r->stats);
+
+		seq_floor_observe(p, r->stats, sas);
+		free(sas);
+	}
 	dp_stats_free(r);
 }
 

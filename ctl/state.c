@@ -138,6 +138,17 @@ Esgw__Sa *state_sa(uint32_t id)
 		    state_hash_u32(id), &id);
 }
 
+Esgw__Sa **state_sas_of_stats(const Esgw__DpStats *st)
+{
+	Esgw__Sa **sas = malloc((st->n_sas + 1) * sizeof(*sas));
+
+	for (size_t i = 0; sas != NULL && i < st->n_sas; i++)
+		sas[i] = state_sa(st->sas[i]->id);
+	if (sas == NULL)
+		ESGW_ERR("out of memory for the SAs of %zu statistics", st->n_sas);
+	return sas;
+}
+
 Esgw__Sa *state_sa_by_spi(uint32_t spi)
 {
 	return FIND(one_key, sa_spi_hash, sa_spi_match, ctld.config->sas, ctld.config->n_sas,

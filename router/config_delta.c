@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* A configuration change (DpConfigDelta) applied to the router's tables in
- * place, between bursts like a whole push: routes into tunnels in and out of
- * the FIB, tunnels added at the end of the tunnel table or removed (the last
+ * place, between bursts like a whole push: routes into tunnels (IPv4 and
+ * IPv6) in and out of the FIBs, tunnels added at the end of the tunnel table or removed (the last
  * one moving into the hole, config_tunnel.c), SAs in and out of the SA table
  * kept beside the tables for the tunnels that will use them, NAT-T ports
- * counted. What it does not do in place (IPv6 routes, routes by next hop:
+ * counted. What it does not do in place (routes by next hop:
  * their port comes from the connected subnets the whole build collects) it
  * answers 1 for before changing anything, and esgw-ctld pushes the whole
  * configuration instead; so it does for a change of many routes. */
@@ -153,15 +153,63 @@ void config_delta_natt_refs(struct router_tables *t)
 	}
 }
 
-/* A route of a change: an IPv4 prefix into a tunnel, else 1 (left to a whole
- * push). */
+/* A route of a change: a prefix (IPv4 or IPv6) into a tunnel, else 1 (left
+ * to a whole push). */
 static int route_prefix(const Esgw__DpPrefix *p, const char *tunnel, struct esgw_addr *prefix)
 {
 	if (p == NULL ||
-	    esgw_addr_from_bytes(prefix, p->address.data, p->address.len, p->length) < 0 ||
-	    prefix->family != 4)
+	    esgw_addr_from_bytes(prefix, p->address.data, p->address.len, p->length) < 0)
 		return 1;
 	return tunnel != NULL && tunnel[0] == '\0' ? 1 : 0;
+}
+
+/* The kind of the route held for exactly prefix in its family's FIB, or -1. */
+static int route_kind(const struct router_tables *t, const struct esgw_addr *prefix)
+{
+	const struct fib_route *r4;
+	const struct fib6_route *r6;
+
+	if (prefix->family == 4) {
+		r4 = fib_exact(&t->fib, esgw_addr_ipv4(prefix), prefix->len);
+		return r4 != NULL ? r4->kind : -1;
+	}
+	r6 = fib6_exact(&t->fib6, prefix->bytes, prefix->len);
+	return r6 != NULL ? r6->kind : -1;
+}
+
+/* The route into a tunnel of prefix out of its FIB: -1 when a local or
+ * connected route of that prefix shadows it, as the whole build would have
+ * it: nothing to remove. */
+static void route_out(struct router_tables *t, const struct esgw_addr *prefix)
+{
+	if (prefix->family == 4)
+		fib_remove(&t->fib, esgw_addr_ipv4(prefix), prefix->len, FIB_TUNNEL);
+	else
+		fib6_remove(&t->fib6, prefix->bytes, prefix->len, FIB_TUNNEL);
+	config_tunnel_resolve_in(t, prefix);
+}
+
+/* A route of prefix into tunnel into its FIB: 0, or -1 out of memory. */
+static int route_in(struct router_tables *t, const struct esgw_addr *prefix, uint32_t tunnel)
+{
+	int rc;
+
+	if (prefix->family == 4) {
+		struct fib_route r = {.prefix = esgw_addr_ipv4(prefix),
+				      .len = prefix->len,
+				      .kind = FIB_TUNNEL,
+				      .tunnel = tunnel};
+
+		rc = fib_insert(&t->fib, &r);
+	} else {
+		struct fib6_route r = {.len = prefix->len, .kind = FIB_TUNNEL, .tunnel = tunnel};
+
+		memcpy(r.prefix, prefix->bytes, 16);
+		rc = fib6_insert(&t->fib6, &r);
+	}
+	if (rc == 0)
+		config_tunnel_resolve_in(t, prefix);
+	return rc;
 }
 
 /* The ones a whole push does: refused before anything changes. A deleted
@@ -174,15 +222,10 @@ static int delta_in_place(const struct router_tables *t, const Esgw__DpConfigDel
 	for (size_t i = 0; i < d->n_routes; i++)
 		if (route_prefix(d->routes[i]->prefix, d->routes[i]->tunnel, &prefix) != 0)
 			return 0;
-	for (size_t i = 0; i < d->n_routes_deleted; i++) {
-		const struct fib_route *rt;
-
-		if (route_prefix(d->routes_deleted[i], NULL, &prefix) != 0)
+	for (size_t i = 0; i < d->n_routes_deleted; i++)
+		if (route_prefix(d->routes_deleted[i], NULL, &prefix) != 0 ||
+		    route_kind(t, &prefix) == FIB_VIA)
 			return 0;
-		rt = fib_exact(&t->fib, esgw_addr_ipv4(&prefix), prefix.len);
-		if (rt != NULL && rt->kind == FIB_VIA)
-			return 0;
-	}
 	return 1;
 }
 
@@ -194,10 +237,7 @@ static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d, ch
 
 	for (size_t i = 0; i < d->n_routes_deleted; i++) {
 		route_prefix(d->routes_deleted[i], NULL, &prefix);
-		/* -1: shadowed by a local or connected route of that prefix, as
-		 * the whole build would have it: nothing to remove. */
-		fib_remove(&t->fib, esgw_addr_ipv4(&prefix), prefix.len, FIB_TUNNEL);
-		config_tunnel_resolve_in(t, esgw_addr_ipv4(&prefix), prefix.len);
+		route_out(t, &prefix);
 	}
 	for (size_t i = 0; i < d->n_tunnels_deleted; i++) {
 		int index = config_tunnel_find(t, d->tunnels_deleted[i]);
@@ -244,19 +284,14 @@ static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char 
 	for (size_t i = 0; i < d->n_routes; i++) {
 		const Esgw__DpRoute *rc = d->routes[i];
 		int tunnel = config_tunnel_find(t, rc->tunnel);
-		struct fib_route route;
+		char text[ESGW_ADDR_STRLEN];
 
 		route_prefix(rc->prefix, rc->tunnel, &prefix);
 		if (tunnel < 0)
-			FAIL("route %u/%u: unknown tunnel %s", esgw_addr_ipv4(&prefix), prefix.len,
+			FAIL("route %s: unknown tunnel %s", esgw_addr_format(&prefix, 1, text),
 			     rc->tunnel);
-		route = (struct fib_route){.prefix = esgw_addr_ipv4(&prefix),
-					   .len = prefix.len,
-					   .kind = FIB_TUNNEL,
-					   .tunnel = (uint32_t)tunnel};
-		if (fib_insert(&t->fib, &route) < 0)
+		if (route_in(t, &prefix, (uint32_t)tunnel) < 0)
 			FAIL("out of memory");
-		config_tunnel_resolve_in(t, route.prefix, route.len);
 	}
 	return 0;
 fail:
@@ -268,8 +303,8 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	struct router *r = router_of(dp);
 	struct router_tables *t = r->tables;
 
-	/* Each route costs a memmove of the FIB's tail and a look at every
-	 * tunnel: many (a batch loading thousands) are cheaper built whole. */
+	/* Each route costs a look at every tunnel (config_tunnel_resolve_in):
+	 * many (a batch loading thousands) are cheaper built whole. */
 	if (t == NULL || t->sa_conf == NULL || d->n_routes + d->n_routes_deleted > DELTA_ROUTES_MAX ||
 	    !delta_in_place(t, d))
 		return 1;
@@ -283,7 +318,8 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	t->generation = d->generation;
 	t->workers = d->workers;
 	r->fib_cache_valid = 0; /* it may point at a moved route */
-	ESGW_INFO("configuration %lu applied in place: %u routes, %u tunnels",
-		  (unsigned long)d->generation, t->fib.nb_routes, t->nb_tunnels);
+	ESGW_INFO("configuration %lu applied in place: %u IPv4 and %u IPv6 routes, %u tunnels",
+		  (unsigned long)d->generation, t->fib.table.nb_routes, t->fib6.table.nb_routes,
+		  t->nb_tunnels);
 	return 0;
 }

@@ -369,9 +369,7 @@ static void tunnel_renumber(struct router_tables *t, uint32_t from, uint32_t to)
 	const struct router_tunnel_in *in = &t->tunnel_in[to];
 
 	fib_retarget_tunnel(&t->fib, from, to);
-	for (uint32_t i = 0; i < t->fib6.nb_routes; i++)
-		if (t->fib6.routes[i].kind == FIB_TUNNEL && t->fib6.routes[i].tunnel == from)
-			t->fib6.routes[i].tunnel = to;
+	fib6_retarget_tunnel(&t->fib6, from, to);
 	for (uint32_t k = 0; k < in->n; k++)
 		t->sa_tunnel[in->slot[k]] = to + 1;
 	for (uint32_t i = 0; t->spd != NULL && i < t->spd->nb_policies; i++)
@@ -416,14 +414,17 @@ void config_tunnel_remove(struct router_tables *t, uint32_t index)
 	t->nb_tunnels--;
 }
 
-void config_tunnel_resolve_in(struct router_tables *t, uint32_t prefix, uint8_t len)
+void config_tunnel_resolve_in(struct router_tables *t, const struct esgw_addr *prefix)
 {
-	uint32_t mask = esgw_prefix_mask(len);
+	uint32_t mask = esgw_prefix_mask(prefix->len), v4 = esgw_addr_ipv4(prefix);
 
 	for (uint32_t i = 0; i < t->nb_tunnels; i++) {
 		struct router_tunnel *tun = &t->tunnels[i];
 
-		if (tun->outer_ipv6 || ((tun->remote ^ prefix) & mask) != 0)
+		if (prefix->family == 6 ? !tun->outer_ipv6 ||
+						  !esgw_prefix6_match(prefix->bytes, tun->remote6,
+								      prefix->len)
+					: tun->outer_ipv6 || ((tun->remote ^ v4) & mask) != 0)
 			continue;
 		tun->outer_resolved = 0;
 		tunnel_resolve_outer(t, tun);

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "prefix_table.h"
+
 /* Lower value wins when two routes have the same prefix: a gateway address
  * beats the subnet it sits on, which beats a static route to the same prefix. */
 enum fib_kind {
@@ -19,31 +21,18 @@ enum fib_kind {
 };
 
 struct fib_route {
-	uint32_t prefix;  /* host byte order */
-	uint8_t len;      /* 0..32 */
+	uint32_t prefix;  /* host byte order; the key of prefix_table.h */
+	uint8_t len;      /* 0..32, PREFIX_EMPTY in an empty entry */
 	uint8_t kind;     /* enum fib_kind */
 	uint16_t port;    /* DPDK port id (LOCAL, CONNECTED, VIA) */
 	uint32_t gateway; /* VIA: next hop address */
 	uint32_t tunnel;  /* TUNNEL: index into the router's tunnel table */
 };
 
-/* One hash table per prefix length in use, probed longest first: a lookup
- * costs one probe per length in use (a handful in real tables: /32 local
- * addresses, the /24s of tunnels and subnets, a default), whatever the
- * number of routes. Each table is open addressing with linear probing, at
- * most half full; an empty entry has len FIB_EMPTY. */
-#define FIB_EMPTY 0xff
-struct fib_group {
-	uint32_t mask;  /* of the prefix length */
-	uint8_t len;    /* 0..32 */
-	uint32_t count; /* routes in table */
-	uint32_t table_mask;
-	struct fib_route *table; /* table_mask + 1 entries */
-};
+/* A prefix_table (prefix_table.h) of fib_route entries: one hash table per
+ * prefix length in use, probed longest first. */
 struct fib {
-	uint32_t nb_routes;
-	uint32_t nb_groups;
-	struct fib_group groups[33]; /* longest prefix first */
+	struct prefix_table table;
 };
 
 /* Build from n routes (copied; host bits of prefixes cleared; duplicates of a
@@ -67,5 +56,7 @@ const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst);
 void fib_prefetch(const struct fib *fib, uint32_t dst);
 /* Every FIB_TUNNEL route into tunnel from now into tunnel to. */
 void fib_retarget_tunnel(struct fib *fib, uint32_t from, uint32_t to);
+/* One route's part of that, for fib6.c too: from_to[0] into from_to[1]. */
+void fib_retarget_entry(uint8_t kind, uint32_t *tunnel, const uint32_t *from_to);
 
 #endif

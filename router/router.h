@@ -13,6 +13,7 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 
+#include "addr.h"
 #include "dp.h"
 #include "fib.h"
 #include "fib6.h"
@@ -251,9 +252,9 @@ int config_tunnel_add(struct router_tables *t, const Esgw__DpTunnel *tc, char *e
 /* The index of the tunnel called name, or -1. */
 int config_tunnel_find(const struct router_tables *t, const char *name);
 void config_tunnel_remove(struct router_tables *t, uint32_t index);
-/* The outer next hop of the IPv4 tunnels whose remote is in prefix/len
- * looked up again (a route of that prefix came or went). */
-void config_tunnel_resolve_in(struct router_tables *t, uint32_t prefix, uint8_t len);
+/* The outer next hop of the tunnels (of prefix's family) whose remote is in
+ * prefix looked up again (a route of that prefix came or went). */
+void config_tunnel_resolve_in(struct router_tables *t, const struct esgw_addr *prefix);
 /* Slot i of an open-addressing table (linear probing) of mask + 1 entries of
  * size bytes emptied, the entries after it moved back where their home
  * (home_of) allows, so that lookups stop at the first empty entry still. */

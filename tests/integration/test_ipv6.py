@@ -201,3 +201,40 @@ def test_ctl_refuses_mixed_families(v6):
     assert "2001:db8:2::/64" in routes and "2001:db8:77::/64" not in routes
     addrs = gw.interface("lan")["addresses"]
     assert v.GW1_LAN6 + "/64" in addrs
+
+
+def _reaches_peer(v6, far, marker, tries=8):
+    s = v.udp_socket(v6["ns"]["h1"], socket.AF_INET6, v.H1_6)
+    try:
+        for _ in range(tries):
+            s.sendto(marker, (far, v.PORT_FAR))
+            got = v6["peer"].wait_inner(_udp_match(marker), 1.0)
+            if got:
+                return got
+    finally:
+        s.close()
+    return None
+
+
+def test_ipv6_route_change_applied_in_place(v6):
+    """An IPv6 route into a tunnel deleted and added back by single commands
+    goes out of and into the router's IPv6 FIB in place (no whole push): in
+    between its destination counts no_route, after it the 6in6 packets reach
+    the peer through t6 again."""
+    gw = v6["gw"]
+    in_place = gw.logs_text(lines=100000).count("applied in place")
+    gw.ctl("route", "del", "2001:db8:4::/64")
+    try:
+        h.wait_for(lambda: gw.logs_text(lines=100000).count("applied in place") > in_place,
+                   20, 0.2, "the route's deletion applied in place")
+        no_route = v.router_counter(gw, "no_route")
+        assert _reaches_peer(v6, v.FAR6_T6, b"V6-GONE", tries=3) is None
+        h.wait_for(lambda: v.router_counter(gw, "no_route") > no_route, 20, 0.2,
+                   "no_route for the deleted route's destination")
+    finally:
+        in_place = gw.logs_text(lines=100000).count("applied in place")
+        gw.ctl("route", "add", "2001:db8:4::/64", "tunnel", "t6")
+    h.wait_for(lambda: gw.logs_text(lines=100000).count("applied in place") > in_place,
+               20, 0.2, "the route's addition applied in place")
+    got = _reaches_peer(v6, v.FAR6_T6, b"V6-BACK")
+    assert got is not None and got[0] == "t6"

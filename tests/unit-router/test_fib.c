@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Table-driven tests of the router's longest-prefix match (fib.c) and of its
+/* Table-driven tests of the router's longest-prefix matches (fib.c, fib6.c) and of its
  * header parsing and checksum arithmetic (headers.c), edge cases first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
+#include "addr.h"
 #include "fib.h"
+#include "fib6.h"
 #include "headers.h"
 
 #define IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (d))
@@ -57,7 +59,8 @@ static void test_fib(void)
 	struct fib_route bad = {.prefix = 0, .len = 33};
 
 	CHECK(fib_build(&fib, table, n) == 0, "build");
-	CHECK(fib.nb_routes == n - 2, "duplicates collapsed: %u routes", fib.nb_routes);
+	CHECK(fib.table.nb_routes == n - 2, "duplicates collapsed: %u routes",
+	      fib.table.nb_routes);
 	/* The same table given in reverse order answers the same. */
 	for (size_t i = 0; i < n; i++)
 		rev[i] = table[n - 1 - i];
@@ -88,27 +91,33 @@ static void test_fib(void)
 	CHECK(fib_build(&fib, &bad, 1) < 0, "length 33 refused");
 }
 
-/* Two FIBs hold the same routes of the same lengths. */
-static int fib_same(const struct fib *a, const struct fib *b)
+/* Two prefix tables hold the same entries of the same lengths. */
+static int table_same(const struct prefix_table *a, const struct prefix_table *b,
+		      size_t key_size, size_t entry_size)
 {
 	if (a->nb_routes != b->nb_routes || a->nb_groups != b->nb_groups)
 		return 0;
 	for (uint32_t g = 0; g < a->nb_groups; g++) {
-		const struct fib_group *ga = &a->groups[g];
+		const struct prefix_group *ga = &a->groups[g];
 
 		if (ga->len != b->groups[g].len || ga->count != b->groups[g].count)
 			return 0;
 		for (uint32_t i = 0; i <= ga->table_mask; i++) {
-			const struct fib_route *x = &ga->table[i], *y;
+			const uint8_t *x = ga->table + (size_t)i * entry_size, *y;
 
-			if (x->len == FIB_EMPTY)
+			if (x[key_size] == PREFIX_EMPTY)
 				continue;
-			y = fib_exact(b, x->prefix, x->len);
-			if (y == NULL || memcmp(x, y, sizeof(*x)) != 0)
+			y = prefix_slot(&b->groups[g], x, key_size, entry_size);
+			if (y[key_size] == PREFIX_EMPTY || memcmp(x, y, entry_size) != 0)
 				return 0;
 		}
 	}
 	return 1;
+}
+
+static int fib_same(const struct fib *a, const struct fib *b)
+{
+	return table_same(&a->table, &b->table, sizeof(uint32_t), sizeof(struct fib_route));
 }
 
 /* Routes inserted one at a time, in either order, then some removed, hold
@@ -197,6 +206,194 @@ static void test_fib_many(void)
 out:
 	free(routes);
 	free(left);
+}
+
+/* The IPv6 routes of the brute force below: which of two covering routes
+ * wins, as fib6.c holds them (longest, then lowest kind, port, gateway,
+ * tunnel). */
+static int better6(const struct fib6_route *x, const struct fib6_route *y)
+{
+	int c;
+
+	if (x->len != y->len)
+		return x->len > y->len;
+	if (x->kind != y->kind)
+		return x->kind < y->kind;
+	if (x->port != y->port)
+		return x->port < y->port;
+	c = memcmp(x->gateway, y->gateway, 16);
+	if (c != 0)
+		return c < 0;
+	return x->tunnel < y->tunnel;
+}
+
+static const struct fib6_route *brute6(const struct fib6_route *r, size_t n, const uint8_t dst[16])
+{
+	const struct fib6_route *best = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (esgw_prefix6_match(r[i].prefix, dst, r[i].len) && (best == NULL || better6(&r[i], best)))
+			best = &r[i];
+	return best;
+}
+
+static uint32_t rnd_state;
+static uint32_t rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+/* A random route: near one of a few bases (so routes cover each other), of
+ * a length often a usual one, any kind. */
+static void random_route6(struct fib6_route *r)
+{
+	static const uint8_t lens[] = {0, 16, 32, 48, 56, 64, 96, 120, 127, 128};
+	static const uint8_t bases[3][16] = {
+		{0x20, 0x01, 0x0d, 0xb8},
+		{0x20, 0x01, 0x0d, 0xb8, 0, 0x10},
+		{0xfd, 0x00, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+	};
+
+	memset(r, 0, sizeof(*r));
+	memcpy(r->prefix, bases[rnd() % 3], 16);
+	for (int k = rnd() % 4; k > 0; k--)
+		r->prefix[rnd() % 16] ^= (uint8_t)(1u << (rnd() % 8));
+	r->len = rnd() % 2 ? lens[rnd() % sizeof(lens)] : (uint8_t)(rnd() % 129);
+	r->kind = (uint8_t)(rnd() % 4);
+	r->port = (uint16_t)(rnd() % 3);
+	r->gateway[15] = (uint8_t)(rnd() % 2);
+	r->tunnel = rnd() % 50;
+	if (rnd() % 2) /* host bits set: cleared on the way in */
+		r->prefix[15] |= 0x80;
+}
+
+/* A destination under route r, or anywhere near the bases. */
+static void random_dst6(const struct fib6_route *r, uint8_t dst[16])
+{
+	memcpy(dst, r->prefix, 16);
+	for (unsigned int b = r->len; b < 128; b++)
+		if (rnd() % 2)
+			dst[b / 8] ^= (uint8_t)(0x80 >> (b % 8));
+	if (rnd() % 4 == 0)
+		dst[rnd() % 16] ^= (uint8_t)(1u << (rnd() % 8));
+}
+
+/* Random IPv6 route sets inserted one at a time (in either order) equal a
+ * whole build; some removed equal a build of the rest; and every lookup,
+ * of destinations under the routes and around them, is the brute-force
+ * longest-prefix match of the routes held. */
+static void test_fib6_random(void)
+{
+	enum { N = 600, LOOKUPS = 3000 };
+	struct fib6_route *routes = calloc(N, sizeof(*routes)), *left = calloc(N, sizeof(*left));
+	size_t bad = 0;
+
+	CHECK(routes != NULL && left != NULL, "memory");
+	for (uint32_t seed = 1; routes != NULL && left != NULL && seed <= 20; seed++) {
+		struct fib6 grown = {0}, reversed = {0}, built;
+		size_t n = 20 + seed * seed, n_left = 0;
+
+		rnd_state = seed * 2654435761u;
+		if (n > N)
+			n = N;
+		for (size_t i = 0; i < n; i++)
+			random_route6(&routes[i]);
+		for (size_t i = 0; i < n; i++) {
+			CHECK(fib6_insert(&grown, &routes[i]) == 0, "seed %u: insert #%zu", seed, i);
+			CHECK(fib6_insert(&reversed, &routes[n - 1 - i]) == 0, "seed %u: insert", seed);
+		}
+		CHECK(fib6_build(&built, routes, n) == 0, "seed %u: build", seed);
+		CHECK(table_same(&grown.table, &built.table, 16, sizeof(struct fib6_route)),
+		      "seed %u: inserted = built", seed);
+		CHECK(table_same(&reversed.table, &built.table, 16, sizeof(struct fib6_route)),
+		      "seed %u: inserted in reverse = built", seed);
+		for (size_t i = 0; i < LOOKUPS; i++) {
+			uint8_t dst[16];
+			const struct fib6_route *want, *got;
+
+			random_dst6(&routes[rnd() % n], dst);
+			want = brute6(routes, n, dst);
+			got = fib6_lookup(&built, dst);
+			fib6_prefetch(&built, dst);
+			bad += (want == NULL) != (got == NULL) ||
+			       (want != NULL && (got->len != want->len || got->kind != want->kind ||
+						 got->port != want->port || got->tunnel != want->tunnel ||
+						 memcmp(got->gateway, want->gateway, 16) != 0 ||
+						 !esgw_prefix6_match(got->prefix, want->prefix, want->len)));
+		}
+		/* Out: about half of the routes whose prefix no other route has
+		 * (one that another holds is shadowed, or shadows, as a whole
+		 * build would). */
+		for (size_t i = 0; i < n; i++) {
+			int unique = 1;
+
+			for (size_t j = 0; j < n && unique; j++)
+				unique = j == i || routes[j].len != routes[i].len ||
+					 !esgw_prefix6_match(routes[j].prefix, routes[i].prefix,
+							     routes[i].len);
+			if (unique && rnd() % 2) {
+				CHECK(fib6_remove(&grown, routes[i].prefix, routes[i].len,
+						  routes[i].kind) == 0,
+				      "seed %u: remove #%zu", seed, i);
+				CHECK(fib6_remove(&grown, routes[i].prefix, routes[i].len,
+						  routes[i].kind) < 0,
+				      "seed %u: removed twice", seed);
+				continue;
+			}
+			left[n_left++] = routes[i];
+		}
+		fib6_free(&built);
+		CHECK(fib6_build(&built, left, n_left) == 0, "seed %u: build of the rest", seed);
+		CHECK(table_same(&grown.table, &built.table, 16, sizeof(struct fib6_route)),
+		      "seed %u: removed = built without (%zu of %zu left)", seed, n_left, n);
+		for (size_t i = 0; i < LOOKUPS; i++) {
+			uint8_t dst[16];
+			const struct fib6_route *want, *got;
+
+			random_dst6(&routes[rnd() % n], dst);
+			want = brute6(left, n_left, dst);
+			got = fib6_lookup(&grown, dst);
+			bad += (want == NULL) != (got == NULL) ||
+			       (want != NULL && (got->len != want->len || got->kind != want->kind ||
+						 got->tunnel != want->tunnel));
+		}
+		fib6_free(&built);
+		fib6_free(&grown);
+		fib6_free(&reversed);
+	}
+	CHECK(bad == 0, "%zu IPv6 lookups differ from the brute force", bad);
+	free(routes);
+	free(left);
+}
+
+/* In place on an IPv6 table of the shapes the router makes: a kind other
+ * than the held one is not removed, a tunnel renumbered follows, a length
+ * above 128 is refused. */
+static void test_fib6_in_place(void)
+{
+	struct fib6 fib = {0};
+	struct fib6_route net = {.prefix = {0x20, 0x01, 0x0d, 0xb8}, .len = 32, .kind = FIB_CONNECTED},
+			  tun = {.prefix = {0x20, 0x01, 0x0d, 0xb8, 0, 7}, .len = 64, .kind = FIB_TUNNEL,
+				 .tunnel = 3},
+			  bad = {.len = 129};
+	uint8_t dst[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9};
+
+	CHECK(fib6_insert(&fib, &net) == 0 && fib6_insert(&fib, &tun) == 0, "insert");
+	CHECK(fib6_insert(&fib, &bad) < 0, "length 129 refused");
+	CHECK(fib6_build(&(struct fib6){0}, &bad, 1) < 0, "length 129 refused by a build");
+	CHECK(fib6_lookup(&fib, dst)->tunnel == 3, "into the tunnel");
+	fib6_retarget_tunnel(&fib, 3, 1234);
+	CHECK(fib6_lookup(&fib, dst)->tunnel == 1234, "tunnel renumbered");
+	CHECK(fib6_remove(&fib, tun.prefix, 64, FIB_VIA) < 0, "another kind: not removed");
+	CHECK(fib6_exact(&fib, tun.prefix, 64) != NULL, "exact");
+	CHECK(fib6_remove(&fib, tun.prefix, 64, FIB_TUNNEL) == 0, "removed");
+	CHECK(fib6_lookup(&fib, dst)->kind == FIB_CONNECTED, "the cover after");
+	CHECK(fib6_remove(&fib, net.prefix, 32, FIB_CONNECTED) == 0, "last removed");
+	CHECK(fib.table.nb_groups == 0 && fib6_lookup(&fib, dst) == NULL, "empty");
+	fib6_free(&fib);
 }
 
 /* A valid 20-byte IPv4 header for a packet of total_len bytes. */
@@ -398,6 +595,8 @@ int main(void)
 	test_fib();
 	test_fib_in_place();
 	test_fib_many();
+	test_fib6_random();
+	test_fib6_in_place();
 	test_ipv4_check();
 	test_ttl_checksum();
 	test_arp();
