@@ -189,10 +189,17 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * numbers) or inbound ones (expiry bits and the head of the window, whose
  * 64-packet default fits in it) and the counters.
  * esp_sa_prefetch_keys, once the hot line is there, the rest of the key
- * schedule a short packet uses: for GCM the hash keys H^1..H^8, which
- * intel-ipsec-mb's VAES code keeps at the end of gcm_key_data and its
- * other code at the start; for CBC the IV key and the HMAC states. */
+ * schedule a short packet uses: for GCM the hash keys H^8..H^1 (H^1 in
+ * every op, for the tag), 128 bytes over three lines; intel-ipsec-mb's
+ * VAES code keeps them at the end of gcm_key_data (bytes 880..1007), its
+ * other code right after the round keys (240..367): esp_ghash_lines says
+ * which; for CBC the IV key and the HMAC states. */
 #define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
+
+/* Offset in gcm_key_data (64-byte aligned in esp_sa) of the first of the
+ * three lines holding H^8..H^1 for the GCM code intel-ipsec-mb runs in
+ * this process; esp_sa_init sets it from the manager's architecture. */
+extern unsigned int esp_ghash_lines;
 
 static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esgw_sa_runtime *rt,
 				       int inbound)
@@ -207,12 +214,11 @@ static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esg
 static inline void esp_sa_prefetch_keys(const struct esp_sa *sa)
 {
 	if (sa->cipher == ESP_CIPHER_AES_GCM) {
-		const uint8_t *h = (const uint8_t *)&sa->keys.gcm.key.ghash_keys;
-		const size_t len = sizeof(sa->keys.gcm.key.ghash_keys);
+		const uint8_t *h = (const uint8_t *)&sa->keys.gcm.key + esp_ghash_lines;
 
 		ESP_PREFETCH_L2(h);
-		ESP_PREFETCH_L2(h + len - 128);
-		ESP_PREFETCH_L2(h + len - 64);
+		ESP_PREFETCH_L2(h + 64);
+		ESP_PREFETCH_L2(h + 128);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
 			ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);

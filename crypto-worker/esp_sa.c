@@ -116,11 +116,35 @@ static int check_keys(struct esp_sa *sa, const struct esp_alg_info *info,
 	return 0;
 }
 
+/* gcm_key_data: 240 bytes of round keys, then the hash keys. The VAES code
+ * (AVX-512 with VAES and VPCLMULQDQ) has H^48..H^1 at 240..1007, the others
+ * H^8..H^1 at 240..367. */
+#define GHASH_KEYS_AT 240
+#define GHASH_KEYS_VAES_H8_AT (GHASH_KEYS_AT + 16 * 40)
+
+unsigned int esp_ghash_lines = GHASH_KEYS_AT / 64 * 64;
+
+static void ghash_lines_set(const IMB_MGR *mgr)
+{
+	const uint64_t vaes = IMB_FEATURE_VAES | IMB_FEATURE_VPCLMULQDQ;
+
+	if (mgr->used_arch == IMB_ARCH_AVX512 && (mgr->features & vaes) == vaes)
+		esp_ghash_lines = GHASH_KEYS_VAES_H8_AT / 64 * 64;
+	else
+		esp_ghash_lines = GHASH_KEYS_AT / 64 * 64;
+}
+
+_Static_assert(offsetof(struct gcm_key_data, ghash_keys) == GHASH_KEYS_AT,
+	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_lines");
+_Static_assert(sizeof(((struct gcm_key_data *)0)->ghash_keys) == 16 * 48,
+	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_lines");
+
 static void build_key_schedules(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_alg_info *info,
 				const struct esp_sa_params *p)
 {
 	switch (info->cipher) {
 	case ESP_CIPHER_AES_GCM:
+		ghash_lines_set(mgr);
 		if (info->key_len == 16)
 			IMB_AES128_GCM_PRE(mgr, p->crypto_key, &sa->keys.gcm.key);
 		else
