@@ -259,11 +259,11 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 	}
 }
 
-static void prefetch_keys(struct esp_sa *const sa[], unsigned int n)
+static void prefetch_keys(struct esp_sa *const sa[], struct rte_mbuf *const pkts[], unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
 		if (i == 0 || sa[i] != sa[i - 1])
-			esp_sa_prefetch_keys(sa[i]);
+			esp_sa_prefetch_keys(sa[i], rte_pktmbuf_data_len(pkts[i]));
 }
 
 void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
@@ -312,9 +312,9 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 		}
 	}
 	if (n_enc)
-		prefetch_keys(enc_sa, n_enc);
+		prefetch_keys(enc_sa, enc, n_enc);
 	if (n_dec)
-		prefetch_keys(dec_sa, n_dec);
+		prefetch_keys(dec_sa, dec, n_dec);
 	if (n_enc) {
 		uint64_t begin = rte_rdtsc();
 
