@@ -32,7 +32,12 @@ const char *esp_alg_name(enum esp_alg alg)
  * free is still caught. */
 #define SA_CHUNK_BYTES (2u << 20)
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SA_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(SA_ASAN)
 static struct esp_sa *sa_take(void)
 {
 	void *p = NULL;
