@@ -189,10 +189,22 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * numbers) or inbound ones (expiry bits and the head of the window, whose
  * 64-packet default fits in it) and the counters.
  * esp_sa_prefetch_keys, once the hot line is there, the rest of the key
- * schedule a short packet uses: for GCM the hash keys H^1..H^8, which
- * intel-ipsec-mb's VAES code keeps at the end of gcm_key_data and its
- * other code at the start; for CBC the IV key and the HMAC states. */
+ * schedule the packet uses: for GCM the hash keys H^8..H^1 (H^1 in every
+ * op, for the tag), 128 bytes over three lines; intel-ipsec-mb's VAES code
+ * keeps them at the end of gcm_key_data (bytes 880..1007), its other code
+ * right after the round keys (240..367): esp_ghash_lines says which. The
+ * VAES code hashes up to 48 blocks at a time with H^48..H^1 (bytes
+ * 240..1007, 12 lines): a longer packet asks for H^n..H^1, n its blocks.
+ * For CBC the IV key and the HMAC states. */
 #define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
+
+/* Offset in gcm_key_data (64-byte aligned in esp_sa) of the first of the
+ * three lines holding H^8..H^1 for the GCM code intel-ipsec-mb runs in
+ * this process, and whether that is the VAES code (H^48..H^1 at the end);
+ * esp_sa_init sets them from the manager's architecture. */
+extern unsigned int esp_ghash_lines;
+extern bool esp_ghash_vaes;
+#define ESP_GHASH_VAES_END (16 * 63) /* H^k at 16 * (63 - k) */
 
 static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esgw_sa_runtime *rt,
 				       int inbound)
@@ -204,15 +216,20 @@ static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esg
 		ESP_PREFETCH_L2((const uint8_t *)&sa->keys + off);
 }
 
-static inline void esp_sa_prefetch_keys(const struct esp_sa *sa)
+/* len: the packet's bytes (an upper bound of what is hashed). */
+static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int len)
 {
 	if (sa->cipher == ESP_CIPHER_AES_GCM) {
-		const uint8_t *h = (const uint8_t *)&sa->keys.gcm.key.ghash_keys;
-		const size_t len = sizeof(sa->keys.gcm.key.ghash_keys);
+		const uint8_t *k = (const uint8_t *)&sa->keys.gcm.key;
+		unsigned int from = esp_ghash_lines, to = from + 3 * 64;
 
-		ESP_PREFETCH_L2(h);
-		ESP_PREFETCH_L2(h + len - 128);
-		ESP_PREFETCH_L2(h + len - 64);
+		if (esp_ghash_vaes && len > 8 * 16) {
+			unsigned int powers = len / 16 + 1 < 48 ? len / 16 + 1 : 48;
+
+			from = (ESP_GHASH_VAES_END - 16 * powers) & ~63u;
+		}
+		for (unsigned int off = from; off < to; off += 64)
+			ESP_PREFETCH_L2(k + off);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
 			ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -21,14 +22,77 @@ const char *esp_alg_name(enum esp_alg alg)
 	return info ? info->name : "unknown";
 }
 
-struct esp_sa *esp_sa_alloc(void)
+/* SAs come from 2 MiB chunks the kernel backs with a transparent huge page
+ * where it can (MADV_HUGEPAGE): with thousands of SAs touched round-robin,
+ * each packet's SA would otherwise sit on another 4 KiB page, a TLB miss and
+ * a page walk per packet (which stalls even the burst prefetch). A freed SA,
+ * wiped, goes on a free list; chunks are never returned (their number
+ * follows the most SAs held at once). One thread allocates: the worker's.
+ * Under AddressSanitizer every SA is its own allocation, so that a use after
+ * free is still caught. */
+#define SA_CHUNK_BYTES (2u << 20)
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SA_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(SA_ASAN)
+static struct esp_sa *sa_take(void)
 {
 	void *p = NULL;
 
-	if (posix_memalign(&p, 64, sizeof(struct esp_sa)) != 0)
-		return NULL;
-	memset(p, 0, sizeof(struct esp_sa));
-	return p;
+	return posix_memalign(&p, 64, sizeof(struct esp_sa)) == 0 ? p : NULL;
+}
+
+static void sa_give_back(struct esp_sa *sa)
+{
+	free(sa);
+}
+#else
+union sa_free {
+	union sa_free *next;
+	struct esp_sa sa;
+};
+
+static union sa_free *sa_free_list;
+
+static struct esp_sa *sa_take(void)
+{
+	union sa_free *f = sa_free_list;
+
+	if (f == NULL) {
+		void *chunk = NULL;
+
+		if (posix_memalign(&chunk, SA_CHUNK_BYTES, SA_CHUNK_BYTES) != 0)
+			return NULL;
+		(void)madvise(chunk, SA_CHUNK_BYTES, MADV_HUGEPAGE); /* a hint only */
+		for (size_t i = SA_CHUNK_BYTES / sizeof(*f); i-- > 0;) {
+			f = (union sa_free *)chunk + i;
+			f->next = sa_free_list;
+			sa_free_list = f;
+		}
+	}
+	sa_free_list = f->next;
+	return &f->sa;
+}
+
+static void sa_give_back(struct esp_sa *sa)
+{
+	union sa_free *f = (union sa_free *)sa;
+
+	f->next = sa_free_list; /* the SA is wiped: only this pointer in it */
+	sa_free_list = f;
+}
+#endif
+
+struct esp_sa *esp_sa_alloc(void)
+{
+	struct esp_sa *sa = sa_take();
+
+	if (sa != NULL)
+		memset(sa, 0, sizeof(*sa));
+	return sa;
 }
 
 void esp_sa_wipe(struct esp_sa *sa)
@@ -41,7 +105,7 @@ void esp_sa_free(struct esp_sa *sa)
 	if (sa == NULL)
 		return;
 	esp_sa_wipe(sa);
-	free(sa);
+	sa_give_back(sa);
 }
 
 /* HMAC (RFC 2104) hashes key ^ ipad and key ^ opad as the first block of the
@@ -116,11 +180,36 @@ static int check_keys(struct esp_sa *sa, const struct esp_alg_info *info,
 	return 0;
 }
 
+/* gcm_key_data: 240 bytes of round keys, then the hash keys. The VAES code
+ * (AVX-512 with VAES and VPCLMULQDQ) has H^48..H^1 at 240..1007, the others
+ * H^8..H^1 at 240..367. */
+#define GHASH_KEYS_AT 240
+#define GHASH_KEYS_VAES_H8_AT (ESP_GHASH_VAES_END - 16 * 8)
+
+unsigned int esp_ghash_lines = GHASH_KEYS_AT / 64 * 64;
+bool esp_ghash_vaes;
+
+static void ghash_lines_set(const IMB_MGR *mgr)
+{
+	const uint64_t vaes = IMB_FEATURE_VAES | IMB_FEATURE_VPCLMULQDQ;
+
+	esp_ghash_vaes = mgr->used_arch == IMB_ARCH_AVX512 && (mgr->features & vaes) == vaes;
+	esp_ghash_lines = (esp_ghash_vaes ? GHASH_KEYS_VAES_H8_AT : GHASH_KEYS_AT) / 64 * 64;
+}
+
+_Static_assert(offsetof(struct gcm_key_data, ghash_keys) == GHASH_KEYS_AT &&
+		       GHASH_KEYS_AT + sizeof(((struct gcm_key_data *)0)->ghash_keys) ==
+			       ESP_GHASH_VAES_END,
+	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_lines");
+_Static_assert(sizeof(((struct gcm_key_data *)0)->ghash_keys) == 16 * 48,
+	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_lines");
+
 static void build_key_schedules(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_alg_info *info,
 				const struct esp_sa_params *p)
 {
 	switch (info->cipher) {
 	case ESP_CIPHER_AES_GCM:
+		ghash_lines_set(mgr);
 		if (info->key_len == 16)
 			IMB_AES128_GCM_PRE(mgr, p->crypto_key, &sa->keys.gcm.key);
 		else

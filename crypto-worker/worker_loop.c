@@ -226,10 +226,11 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 
 /* Whole-burst prefetch of what each packet's SA costs (esp.h): with
  * thousands of SAs round-robin every one is a miss in each of its lines, so
- * ask for them all before the first is needed, in three passes whose
- * misses overlap: the packet's first line and the SA pointers and standby
- * marks by slot, then each SA's hot lines and runtime slot, then the rest of
- * its key schedule. */
+ * ask for them all before the first is needed, in passes whose misses
+ * overlap: the packet's first line and the SA pointers and standby marks by
+ * slot, then each SA's hot lines and runtime slot; the rest of its key
+ * schedule (prefetch_keys) once the burst is sorted, which gives the hot
+ * lines, read there for the cipher, time to arrive. */
 static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
 {
 	struct esp_sa *sa[ESGW_BURST];
@@ -256,9 +257,13 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 			continue;
 		esp_sa_prefetch_hot(sa[i], &w->dp.shared->sa[slot], meta->kind == ESGW_PKT_DECRYPT);
 	}
+}
+
+static void prefetch_keys(struct esp_sa *const sa[], struct rte_mbuf *const pkts[], unsigned int n)
+{
 	for (unsigned int i = 0; i < n; i++)
-		if (sa[i] != NULL && (i == 0 || sa[i] != sa[i - 1]))
-			esp_sa_prefetch_keys(sa[i]);
+		if (i == 0 || sa[i] != sa[i - 1])
+			esp_sa_prefetch_keys(sa[i], rte_pktmbuf_data_len(pkts[i]));
 }
 
 void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
@@ -306,6 +311,10 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 			drop_sa_packet(w, m, sa, ESGW_DROP_MALFORMED);
 		}
 	}
+	if (n_enc)
+		prefetch_keys(enc_sa, enc, n_enc);
+	if (n_dec)
+		prefetch_keys(dec_sa, dec, n_dec);
 	if (n_enc) {
 		uint64_t begin = rte_rdtsc();
 
