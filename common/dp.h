@@ -114,11 +114,8 @@ static inline int esgw_dp_recent(const struct esgw_dp *dp)
 {
 	return rte_rdtsc() - dp->last_work < dp->recent_cycles;
 }
-/* The calling thread's timer slack, so that its timed sleeps end on time
- * (dp_idle.c): esgw_dp_ctl_open calls it for the data thread (rxtx's port
- * watcher's timeouts only bound how soon it sees a quit). */
-void esgw_dp_idle_setup(void);
-/* Sleep on a doorbell (see shm.h) after serving the control socket. */
+/* Sleep on a doorbell (see shm.h) after serving the control socket; the
+ * short sleeps of a flow with a 1 us timer slack, so they end on time. */
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg);
 
