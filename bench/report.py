@@ -376,23 +376,47 @@ def two_worker_table(points, raw, items):
 
 
 def scale_table(items):
-    """TUNNELS=FILE searches of the chain: each figure and its ratio to the
-    fewest tunnels' (the first item), size by size."""
-    runs = []
+    """TUNNELS:PAIR=FILE searches of the chain (a bare TUNNELS=FILE is pair
+    1): for each count and size, the figures of the pairs and each pair's
+    ratio to the fewest tunnels' figure of the same pair, medians (min-max);
+    the gateways' CPU time per packet at full load shows what a packet
+    costs apart from the machine's scheduling."""
+    runs = {}  # (tunnels, pair) -> {size: point}
+    tsc = {}
     for item in items:
-        n, path = split_item(item)
-        runs.append((int(n), {p["size"]: p for p in json.load(open(path))["results"]}))
-    runs.sort()
-    base_n, base = runs[0]
-    lines = ["| tunnels | size | full load delivered Mpps | ratio | zero-loss Mpps | ratio |",
-             "|" + "---|" * 6]
-    for n, pts in runs:
-        for size, p in pts.items():
-            b = base.get(size)
-            full, zero = p["full_speed"]["delivered_pps"], p["zero_loss_pps"]
-            lines.append("| %d | %s | %s | %s | %s | %s |" % (
-                n, size, mpps(full), rfmt(ratio(full, b["full_speed"]["delivered_pps"]) if b else None),
-                mpps(zero), rfmt(ratio(zero, b["zero_loss_pps"]) if b else None)))
+        key, path = split_item(item)
+        n, _, pair = key.partition(":")
+        doc = json.load(open(path))
+        runs[(int(n), int(pair or 1))] = {p["size"]: search_point(p, doc["tsc_hz"])
+                                          for p in doc["results"]}
+    counts = sorted({n for n, _ in runs})
+    pairs = sorted({pair for _, pair in runs})
+    base_n = counts[0]
+    lines = ["| tunnels | size | full load delivered Mpps | ratio | zero-loss Mpps | ratio "
+             "| CPU cycles/packet, both gateways, full load | ratio |", "|" + "---|" * 8]
+    sizes = []
+    for pts in runs.values():
+        sizes += [s for s in pts if s not in sizes]
+
+    def cycles(pt):
+        return total_figures(pt["procs_full"])[0]
+
+    for n in counts:
+        for size in sizes:
+            got = [(runs[(n, pr)][size], runs.get((base_n, pr), {}).get(size))
+                   for pr in pairs if size in runs.get((n, pr), {})]
+            if not got:
+                continue
+            col = {}
+            for name, f, shown in (("full", lambda pt: pt["full"], mpps),
+                                   ("zero", lambda pt: pt["zero"], mpps),
+                                   ("cyc", cycles, fmt)):
+                col[name] = spread([f(pt) for pt, _ in got], shown)
+                col[name + "_r"] = spread([ratio(f(pt), f(b)) if b else None for pt, b in got],
+                                          lambda r: "%.2f" % r)
+            lines.append("| %d | %s | %s | **%s** | %s | **%s** | %s | %s |" % (
+                n, size, col["full"], col["full_r"], col["zero"], col["zero_r"],
+                col["cyc"], col["cyc_r"]))
     return lines
 
 
@@ -624,8 +648,10 @@ def main():
     if args.scale:
         out += ["", "## esgw: the chain with 1 to thousands of tunnels (aes-gcm-128)", "",
                 "The generator's destinations spread over every tunnel's network in turn "
-                "(`esgw-bench --dst-count`), so each packet uses another SA; ratios to the "
-                "fewest tunnels' figure of the same run.", ""]
+                "(`esgw-bench --dst-count`), so each packet uses another SA. Each pair measures "
+                "every tunnel count (ascending, then descending in the next pair), the tunnels "
+                "added or deleted by one `esgwctl -f` batch to reach it; a ratio is to the fewest "
+                "tunnels' figure of the same pair; median of the pairs (min-max).", ""]
         out += scale_table(args.scale)
     if args.esp_core:
         out += ["", "## The ESP core alone (bench/esp-core), one core, warm and uncached buffers", "",

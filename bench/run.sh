@@ -772,35 +772,53 @@ two_workers() {
 }
 
 # The chain with a hub's tunnels (tests/integration/scale_config.py: tunnel i
-# carries 10.128.0.0/24 + i*256 from gw1 to gw2), tunnels added to the ones
-# before at each count; gw2 takes them to the generator's port B and routes
-# the generator's source back into hub1 (every tunnel has the same peer).
+# carries 10.128.0.0/24 + i*256 from gw1 to gw2); gw2 takes them to the
+# generator's port B and routes the generator's source back into hub1 (every
+# tunnel has the same peer). Interleaved like the other settings: each pair
+# measures every tunnel count, ascending in odd pairs and descending in even
+# ones, the tunnels added or deleted in one batch (esgwctl -f) to reach it,
+# so that the machine's drift falls on every count alike; the report gives
+# each count's ratio to the fewest tunnels' figure of the same pair.
 scale_args=()
+scale_tunnels() { # gw n: add or delete tunnels until gw has exactly n
+	local gw=$1 n=$2 have f
+	have=${SCALE_HAVE[$gw]:-0}
+	[ "$n" -eq "$have" ] && return 0
+	f=$run/scale-$gw.batch
+	if [ "$n" -gt "$have" ]; then
+		(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "$gw" $((have + 1)) "$n" >"$f")
+	else
+		"$PY" "$top/tests/integration/scale_config.py" del "$gw" $((n + 1)) "$have" >"$f"
+	fi
+	if [ "$have" -eq 0 ] && [ "$gw" = gw2 ]; then
+		echo "route add 10.128.0.0/9 via 192.168.2.1" >>"$f"
+		echo "route add 192.168.1.0/24 tunnel hub1" >>"$f"
+	fi
+	esgwctl "$gw" -f "$f" || die "esgwctl -f: $n tunnels on $gw"
+	rm -f "$f"
+	wait_running "$gw"
+	SCALE_HAVE[$gw]=$n
+}
+declare -A SCALE_HAVE=()
 scale_point() {
-	local alg=aes-gcm-128 n have=0 gw side f out
+	local n pair counts gw out
 	for gw in gw1 gw2; do unconfigure_sas "$gw"; done
-	for n in ${SCALE_TUNNELS//,/ }; do
-		say "scale: the chain with $n tunnels, $alg, zero-loss search, sizes $SIZES"
-		for gw in gw1 gw2; do
-			f=$run/scale-$gw.batch
-			(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "$gw" $((have + 1)) "$n" >"$f")
-			if [ "$have" -eq 0 ] && [ "$gw" = gw2 ]; then
-				echo "route add 10.128.0.0/9 via 192.168.2.1" >>"$f"
-				echo "route add 192.168.1.0/24 tunnel hub1" >>"$f"
-			fi
-			esgwctl "$gw" -f "$f" || die "esgwctl -f: $n tunnels on $gw"
-			wait_running "$gw"
+	for pair in $(seq 1 "$PAIRS"); do
+		counts=${SCALE_TUNNELS//,/ }
+		[ $((pair % 2)) -eq 0 ] && counts=$(tr ' ' '\n' <<<"$counts" | sort -rn | paste -sd' ')
+		for n in $counts; do
+			say "scale: the chain with $n tunnels, aes-gcm-128, zero-loss search, sizes $SIZES (pair $pair of $PAIRS)"
+			for gw in gw1 gw2; do scale_tunnels "$gw" "$n"; done
+			sleep 1
+			out=$run/scale-$n-$pair.json
+			chain_ports esgw
+			generator --addr-a 192.168.1.1 --gateway-a 192.168.1.2 --dst 10.128.1.1 \
+				--dst-count "$n" --addr-b 192.168.2.1 $(search_args) --label "$n tunnels" \
+				--watch "$(watch_list esgw gw1 gw2)" --json >"$out" 2>"$run/scale.err" ||
+				die "esgw-bench failed: scale $n"
+			print_search "$out"
+			scale_args+=("$n:$pair=$out")
 		done
-		have=$n
-		sleep 1
-		out=$run/scale-$n.json
-		chain_ports esgw
-		generator --addr-a 192.168.1.1 --gateway-a 192.168.1.2 --dst 10.128.1.1 \
-			--dst-count "$n" --addr-b 192.168.2.1 $(search_args) --label "$n tunnels" \
-			--watch "$(watch_list esgw gw1 gw2)" --json >"$out" 2>"$run/scale.err" ||
-			die "esgw-bench failed: scale $n"
-		print_search "$out"
-		scale_args+=("$n=$out")
 	done
 }
 

@@ -175,8 +175,10 @@ struct esgw_shared {
 	uint32_t nb_ports;
 	struct esgw_doorbell db_rxtx;
 	struct esgw_doorbell db_router;
-	/* Backpressure: rxtx waits for room in router_in. */
+	/* Backpressure: rxtx waits for room in router_in, the router for room
+	 * in the ports' TX rings (any of them). */
 	struct esgw_room room_router_in;
+	struct esgw_room room_tx;
 	uint32_t max_sas;     /* slots in sa[]: esgw-rxtx --max-sas, at most ESGW_MAX_SAS_CAP */
 	uint32_t max_workers; /* esgw-rxtx --max-workers: rings and worker[] entries */
 	/* 1 + the highest worker id that ever attached (esgw_worker_started):

@@ -159,9 +159,26 @@ static int crypto_rings_have_room(struct router *r, uint64_t now)
 	return 1;
 }
 
+/* Whether every port's TX ring has room for what a round may bring
+ * (backpressure.h): if not, neither router_in nor the workers' decrypted
+ * rings are taken until rxtx has drained it to ESGW_RING_LOW, so the packets
+ * wait in the rings before us (and, once those are full, in the ports' own
+ * rings) instead of being routed only to be dropped at the full TX ring
+ * while rxtx waits for the CPU. */
+static int tx_rings_have_room(struct router *r)
+{
+	const struct router_tables *t = r->tables;
+
+	for (uint16_t p = 0; p < ESGW_MAX_PORTS; p++)
+		if (t->ports[p].tx_ring != NULL &&
+		    !esgw_ring_has_room(t->ports[p].tx_ring, ESGW_RING_HIGH, &r->dp.shared->room_tx))
+			return 0;
+	return 1;
+}
+
 /* One burst from router_in (rxtx), if the workers have room, and from each
- * crypto worker's ring of decrypted packets; returns how many packets it
- * took in all. */
+ * crypto worker's ring of decrypted packets, if the ports' TX rings have;
+ * returns how many packets it took in all. */
 static unsigned int router_poll(struct router *r)
 {
 	unsigned int n = 0;
@@ -169,6 +186,9 @@ static unsigned int router_poll(struct router *r)
 	r->now = rte_rdtsc();
 	r->fib_cache_valid = 0; /* tables may have changed since the last burst */
 	router_workers_update(r);
+	r->paused = !tx_rings_have_room(r);
+	if (r->paused)
+		goto timers;
 	r->paused = !crypto_rings_have_room(r, r->now);
 	if (!r->paused) {
 		n = router_poll_ring(r, r->router_in);
@@ -185,6 +205,7 @@ static unsigned int router_poll(struct router *r)
 					    &esgw_shm_worker(r->dp.shared, w)->db);
 		}
 	}
+timers:
 	if (r->now >= r->next_timer) {
 		neighbor_timer(r, r->now);
 		reassembly_timer(r, r->now);
@@ -198,6 +219,8 @@ static int has_work(void *arg)
 {
 	struct router *r = arg;
 
+	if (!tx_rings_have_room(r))
+		return 0;
 	if (rte_ring_count(r->router_in) != 0 && crypto_rings_have_room(r, rte_rdtsc()))
 		return 1;
 	for (uint32_t i = 0; i < r->nb_active; i++)

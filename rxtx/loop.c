@@ -153,6 +153,8 @@ static unsigned int tx_round(struct rxtx *rx)
 
 		if (n == 0)
 			continue;
+		esgw_ring_room_made(&rx->dp, rx->tx[port], ESGW_RING_LOW, &rx->dp.shared->room_tx,
+				    &rx->dp.shared->db_router);
 		port_send(rx, port, pkts, (uint16_t)n);
 		total += n;
 	}
