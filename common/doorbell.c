@@ -3,6 +3,7 @@
  * an idle dataplane process sleeps instead of spinning and wakes as soon as a
  * producer enqueues. */
 #include <linux/futex.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,6 +35,43 @@ void esgw_doorbells_ring(struct esgw_bells *b)
 	for (unsigned int i = 0; i < b->n; i++)
 		wake_if_sleeping(b->db[i]);
 	b->n = 0;
+	b->held_since = 0;
+}
+
+void esgw_doorbells_round(struct esgw_bells *b, unsigned int n, uint64_t now)
+{
+	unsigned int kept = 0;
+	int cpu = -1, hold;
+
+	if (b->n == 0)
+		return;
+	if (b->held_since == 0) {
+		b->held_since = now;
+		b->held_packets = 0;
+	}
+	b->held_packets += n;
+	/* Signed: a round's start (now) may precede a hold begun inside it. */
+	hold = b->hold_cycles != 0 && b->held_packets < ESGW_HOLD_PACKETS &&
+	       (int64_t)(now - b->held_since) < (int64_t)b->hold_cycles;
+	rte_smp_mb(); /* every enqueue of the round is visible before we read sleeping */
+	for (unsigned int i = 0; i < b->n; i++) {
+		struct esgw_doorbell *db = b->db[i];
+
+		if (!db->sleeping)
+			continue; /* awake: it looks at its rings before it sleeps */
+		if (hold) {
+			if (cpu < 0)
+				cpu = sched_getcpu();
+			if (db->cpu == cpu) {
+				b->db[kept++] = db;
+				continue;
+			}
+		}
+		wake_if_sleeping(db);
+	}
+	b->n = kept;
+	if (kept == 0)
+		b->held_since = 0;
 }
 
 int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
@@ -45,6 +83,7 @@ int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
 			      .tv_nsec = (long)(timeout_us % 1000000) * 1000};
 	uint32_t seq = db->seq;
 
+	db->cpu = sched_getcpu();
 	db->sleeping = 1;
 	rte_smp_mb(); /* sleeping is visible before we look at the rings */
 	if (has_work == NULL || !has_work(arg)) {

@@ -147,7 +147,7 @@ void esgw_dp_stats_handoffs(struct esgw_dp *dp, Esgw__DpStats *stats);
 static inline void esgw_dp_round_end(struct esgw_dp *dp, uint64_t begin, unsigned int n)
 {
 	esgw_stage_round(&dp->cycles, begin, n);
-	esgw_doorbells_ring(&dp->bells);
+	esgw_doorbells_round(&dp->bells, n, begin);
 	if (n)
 		dp->last_work = begin;
 }

@@ -111,6 +111,7 @@ int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 	/* The main loop starts right after: loop cycles count from here. */
 	esgw_stage_start(&dp->cycles);
 	dp->recent_cycles = rte_get_tsc_hz() / 1000000 * ESGW_RECENT_US;
+	dp->bells.hold_cycles = rte_get_tsc_hz() / 1000000 * ESGW_HOLD_US;
 #ifdef ESGW_HAVE_LIBSYSTEMD
 	/* The units are Type=notify: esgw-rxtx.service is active only from here
 	 * on, so the secondaries ordered after it find the primary's memory

@@ -240,7 +240,7 @@ static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int le
 
 /* Encapsulate n (any number) inner IPv4 packets, buf[i] with sa[i]. Returns
  * the number that passed; the others have buf[i].drop set and were counted in
- * their SA's rt->ctr.drops. Buffers are left as they were for dropped ones. */
+ * their SA's rt->drops. Buffers are left as they were for dropped ones. */
 uint16_t esp_encap_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[], uint16_t n);
 /* Decapsulate n outer IPv4 + ESP packets. Passed ones are left holding the
  * inner IPv4 packet (its total length, without TFC padding). */
@@ -286,7 +286,7 @@ int esp_udp_encap(const struct esp_sa *sa, struct esp_buf *b);
 static inline void esp_drop(struct esp_sa *sa, struct esp_buf *buf, enum esgw_drop reason)
 {
 	buf->drop = (uint8_t)reason;
-	esgw_sa_count_drop(&sa->rt->ctr, reason);
+	esgw_sa_count_drop(sa->rt, reason);
 }
 
 #endif

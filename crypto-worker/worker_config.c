@@ -474,7 +474,7 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 		s->slot = slot;
 		s->packets = rt->ctr.packets;
 		s->bytes = rt->ctr.bytes;
-		s->drops = esgw_dp_stats_sa_drops(dp, rt->ctr.drops, &s->n_drops);
+		s->drops = esgw_dp_stats_sa_drops(dp, rt->drops, &s->n_drops);
 		s->seq_out = rt->seq_out;
 		s->seq_out_max = rt->seq_out_max;
 		s->replay_top = rt->replay.top;

@@ -55,7 +55,7 @@ int crypto_worker_rings_attach(struct crypto_worker *w)
 static void drop_sa_packet(struct crypto_worker *w, struct rte_mbuf *m, struct esp_sa *sa,
 			   enum esgw_drop reason)
 {
-	esgw_sa_count_drop(&sa->rt->ctr, reason);
+	esgw_sa_count_drop(sa->rt, reason);
 	esgw_drop(m, w->drops, reason);
 }
 
@@ -243,7 +243,8 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 		if (slot < w->dp.max_sas) {
 			rte_prefetch0(&w->sa[slot]);
-			rte_prefetch0(&w->parking[slot]);
+			if (unlikely(w->nb_standby != 0))
+				rte_prefetch0(&w->parking[slot]);
 		}
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -278,7 +279,8 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 		const struct esgw_meta *meta = esgw_meta(m);
 		struct esp_sa *sa = meta->sa_slot < w->dp.max_sas ? w->sa[meta->sa_slot] : NULL;
 
-		if (unlikely(sa != NULL && w->parking[meta->sa_slot] != NULL)) {
+		/* Parked slots are in the standby list: none, no look. */
+		if (unlikely(w->nb_standby != 0 && sa != NULL && w->parking[meta->sa_slot] != NULL)) {
 			handover_park(w, m); /* standby: markers too, in order */
 			continue;
 		}

@@ -312,12 +312,12 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	 * (only what esgw-ctld has checked already, or out of memory) leaves
 	 * the tables consistent but not complete: esgw-ctld pushes them whole. */
 	if (delete_part(t, d, err, errlen) < 0 || add_part(t, d, err, errlen) < 0) {
-		r->fib_cache_valid = 0;
+		fib_cache_clear(r);
 		return -1;
 	}
 	t->generation = d->generation;
 	t->workers = d->workers;
-	r->fib_cache_valid = 0; /* it may point at a moved route */
+	fib_cache_clear(r); /* it may point at a moved route */
 	ESGW_INFO("configuration %lu applied in place: %u IPv4 and %u IPv6 routes, %u tunnels",
 		  (unsigned long)d->generation, t->fib.table.nb_routes, t->fib6.table.nb_routes,
 		  t->nb_tunnels);

@@ -11,15 +11,16 @@
 #include "headers.h"
 #include "router.h"
 
-/* fib_lookup through the one-entry per-burst cache (router.h). */
-static inline const struct fib_route *fib_lookup_cached(struct router *r, uint32_t dst)
+const struct fib_route *fib_lookup_cached(struct router *r, uint32_t addr)
 {
-	if (likely(r->fib_cache_valid && r->fib_cache_dst == dst))
-		return r->fib_cache_rt;
-	r->fib_cache_rt = fib_lookup(&r->tables->fib, dst);
-	r->fib_cache_dst = dst;
-	r->fib_cache_valid = 1;
-	return r->fib_cache_rt;
+	uint32_t i = (addr * 0x9e3779b1u) >> (32 - __builtin_ctz(ROUTER_FIB_CACHE));
+
+	if (likely(r->fib_cache[i].epoch == r->fib_cache_epoch && r->fib_cache[i].addr == addr))
+		return r->fib_cache[i].rt;
+	r->fib_cache[i].addr = addr;
+	r->fib_cache[i].epoch = r->fib_cache_epoch;
+	r->fib_cache[i].rt = fib_lookup(&r->tables->fib, addr);
+	return r->fib_cache[i].rt;
 }
 
 /* Out of a port to the next hop nexthop (a neighbour address: IPv4 in its
@@ -163,7 +164,7 @@ static int is_broadcast_for(const struct fib_route *rt, uint32_t dst)
 static struct source_route source_route4(struct router *r, uint32_t src, const struct fib_route *rt,
 					 int local)
 {
-	const struct fib_route *back = fib_lookup(&r->tables->fib, src);
+	const struct fib_route *back = fib_lookup_cached(r, src);
 
 	return (struct source_route){
 		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,

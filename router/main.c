@@ -131,8 +131,10 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
  * leaves the ports alone. A worker that takes nothing from its full ring for
  * ROUTER_STALL_MS (killed, or restarted and not configured yet) holds the
  * other workers' tunnels up no longer: its packets are dropped at its ring
- * (ring_full) until it takes them again. */
-#define ROUTER_STALL_MS 10
+ * (ring_full) until it takes them again. Not sooner: a worker on a busy
+ * shared CPU can wait that long for it (at 10 ms the chain at full load lost
+ * tens of thousands of packets a second to workers merely preempted). */
+#define ROUTER_STALL_MS 100
 static int crypto_rings_have_room(struct router *r, uint64_t now)
 {
 	/* Workers above the configured count are not fed: only 0..count-1. */
@@ -184,7 +186,7 @@ static unsigned int router_poll(struct router *r)
 	unsigned int n = 0;
 
 	r->now = rte_rdtsc();
-	r->fib_cache_valid = 0; /* tables may have changed since the last burst */
+	fib_cache_clear(r); /* tables may have changed since the last burst */
 	router_workers_update(r);
 	r->paused = !tx_rings_have_room(r);
 	if (r->paused)

@@ -71,7 +71,7 @@ static void prefetch_tunnel(const struct router_tables *t, uint32_t index)
 	}
 }
 
-void prefetch_targets(const struct router *r, struct rte_mbuf *m)
+void prefetch_targets(struct router *r, struct rte_mbuf *m)
 {
 	const struct router_tables *t = r->tables;
 	const struct esgw_meta *meta = esgw_meta(m);
@@ -81,7 +81,7 @@ void prefetch_targets(const struct router *r, struct rte_mbuf *m)
 
 	if (t == NULL || (ip = ipv4_of(m, &avail)) == NULL)
 		return;
-	rt = fib_lookup(&t->fib, rte_be_to_cpu_32(ip->dst_addr));
+	rt = fib_lookup_cached(r, rte_be_to_cpu_32(ip->dst_addr)); /* for forward_input too */
 	if (rt != NULL && rt->kind == FIB_TUNNEL)
 		prefetch_tunnel(t, rt->tunnel);
 	if (meta->kind == ESGW_PKT_DECRYPTED && meta->sa_slot < t->max_sas &&

@@ -102,7 +102,11 @@ static inline const void *prefix_table_lookup(const struct prefix_table *t, cons
 	return NULL;
 }
 
-/* Ask the cache for the entries prefix_table_lookup will read first. */
+/* Ask the cache for the entries prefix_table_lookup will read first, in the
+ * tables of more than PREFIX_PREFETCH_MIN entries: the small ones (a few
+ * addresses, connected subnets, a default route) stay cached by their use,
+ * and hashing the key for each would cost more than it saves. */
+#define PREFIX_PREFETCH_MIN 1024
 static inline void prefix_table_prefetch(const struct prefix_table *t, const void *key,
 					 size_t key_size, size_t entry_size)
 {
@@ -110,6 +114,8 @@ static inline void prefix_table_prefetch(const struct prefix_table *t, const voi
 		const struct prefix_group *grp = &t->groups[g];
 		uint8_t k[PREFIX_KEY_MAX];
 
+		if (grp->table_mask < PREFIX_PREFETCH_MIN)
+			continue;
 		prefix_masked(k, key, grp, key_size);
 		__builtin_prefetch(grp->table +
 				   (size_t)(prefix_hash(k, key_size) & grp->table_mask) * entry_size);

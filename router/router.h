@@ -21,6 +21,7 @@
 
 #define ROUTER_MAX_ADDRS ESGW_MAX_ADDRS_PER_INTERFACE
 #define ROUTER_BATCH (2 * ESGW_BURST)
+#define ROUTER_FIB_CACHE 16 /* entries, a power of two */
 #define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 #define ROUTER_PAUSED_TIMEOUT_US 2000 /* waiting for room in a worker's ring */
 
@@ -199,14 +200,19 @@ struct router {
 	struct router_counters ctr;
 	uint64_t hz;  /* TSC ticks per second */
 	uint64_t now; /* TSC at the start of the current burst */
-	/* One-entry IPv4 FIB cache: a burst is mostly one flow, so most of its
-	 * packets repeat the previous packet's lookup. Valid for one burst
-	 * only (router_poll clears it): the tables change between bursts
-	 * (config push in the control poll), never inside one, and a new
-	 * table may be allocated at the old one's address. */
-	const struct fib_route *fib_cache_rt; /* may be NULL: "no route" */
-	uint32_t fib_cache_dst;
-	uint8_t fib_cache_valid;
+	/* IPv4 FIB lookups of the current burst, by address (fib_lookup_cached,
+	 * forward.c): a burst is mostly a few flows, and each packet looks up
+	 * its destination ahead (prefetch_targets) and again when routed, and
+	 * its source for the source checks. Valid for one burst only
+	 * (router_poll starts a new epoch): the tables change between bursts
+	 * (config push in the control poll), never inside one, and a new table
+	 * may be allocated at the old one's address. */
+	struct {
+		uint32_t addr;
+		uint32_t epoch;
+		const struct fib_route *rt; /* may be NULL: "no route" */
+	} fib_cache[ROUTER_FIB_CACHE];
+	uint32_t fib_cache_epoch;
 	uint64_t next_timer;  /* TSC of the next ARP timer run */
 	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
 	uint32_t icmp_budget;
@@ -290,7 +296,17 @@ void forward_output(struct router *r, struct rte_mbuf *m);
  * table), _targets a few packets later (what the lookups lead to). Hints
  * only: m is not changed nor trusted. */
 void prefetch_lookups(const struct router *r, struct rte_mbuf *m);
-void prefetch_targets(const struct router *r, struct rte_mbuf *m);
+void prefetch_targets(struct router *r, struct rte_mbuf *m);
+/* The IPv4 route of addr through the burst's cache (r->fib_cache). */
+const struct fib_route *fib_lookup_cached(struct router *r, uint32_t addr);
+/* Forget the cached lookups: the tables changed, or a burst begins. */
+static inline void fib_cache_clear(struct router *r)
+{
+	if (++r->fib_cache_epoch == 0) { /* wrapped: no entry may look current */
+		memset(r->fib_cache, 0, sizeof(r->fib_cache));
+		r->fib_cache_epoch = 1;
+	}
+}
 /* Below this many tunnels the tables stay in the cache of their own accord
  * and asking ahead is only work (the FIB probed twice, the header read
  * early): the burst loop does not call them. */

@@ -82,8 +82,10 @@ static unsigned int rx_round(struct rxtx *rx)
 	 * now rather than at the end of the round: the transmit half of the
 	 * round (a system call per burst on af_packet ports) would hold the
 	 * router back, which measurably slows a TCP flow through the tunnel. */
-	if (enqueued)
-		esgw_doorbell_ring(&rx->dp.shared->db_router);
+	if (enqueued) {
+		esgw_dp_wake(&rx->dp, &rx->dp.shared->db_router);
+		esgw_doorbells_round(&rx->dp.bells, enqueued, rte_rdtsc());
+	}
 	return total;
 }
 

@@ -39,7 +39,7 @@ static uint64_t counted_drops(const struct esgw_sa_runtime *rt)
 	uint64_t n = 0;
 
 	for (int i = 0; i < ESGW_SA_DROP_MAX; i++)
-		n += rt->ctr.drops[i];
+		n += rt->drops[i];
 	return n;
 }
 

@@ -61,7 +61,7 @@ static void test_icv(int alg)
 		      esp_alg_name(alg), (unsigned long)t->rt.replay.top);
 		p.buf.data[i] ^= 0x02;
 	}
-	CHECK(esgw_sa_drops(&t->rt.ctr, ESGW_DROP_AUTH_FAILED) > 0, "auth_failed not counted");
+	CHECK(esgw_sa_drops(&t->rt, ESGW_DROP_AUTH_FAILED) > 0, "auth_failed not counted");
 	r = decap_copy(t, &p);
 	CHECK(r == -1, "%s: genuine packet after forgeries: %s", esp_alg_name(alg), reason(r));
 	CHECK(t->rt.replay.top == 1, "%s: window top %lu", esp_alg_name(alg),
@@ -153,8 +153,8 @@ static void test_replay_decap(int alg)
 	CHECK(r == ESGW_DROP_REPLAY, "seq 6 (too old in a 64 window): %s", reason(r));
 	r = decap_copy(rx, &pkts[6]);
 	CHECK(r == -1, "seq 7 (oldest in the window): %s", reason(r));
-	CHECK(esgw_sa_drops(&rx->rt.ctr, ESGW_DROP_REPLAY) == 2, "replay drops %lu",
-	      (unsigned long)esgw_sa_drops(&rx->rt.ctr, ESGW_DROP_REPLAY));
+	CHECK(esgw_sa_drops(&rx->rt, ESGW_DROP_REPLAY) == 2, "replay drops %lu",
+	      (unsigned long)esgw_sa_drops(&rx->rt, ESGW_DROP_REPLAY));
 
 	/* The same packet twice in one burst: both pass the first check, only
 	 * one may pass the second. */

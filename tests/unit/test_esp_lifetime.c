@@ -83,8 +83,8 @@ static void test_no_esn_stop(void)
 	CHECK(encap_n(t, p, 4, 60) == 2, "no ESN: 2 of 4 before 2^32 - 1");
 	CHECK(p[2].buf.drop == ESGW_DROP_SEQ_OVERFLOW && p[3].buf.drop == ESGW_DROP_SEQ_OVERFLOW,
 	      "no ESN: overflow drops");
-	CHECK(esgw_sa_drops(&t->rt.ctr, ESGW_DROP_SEQ_OVERFLOW) == 2, "seq_overflow counted %lu",
-	      (unsigned long)esgw_sa_drops(&t->rt.ctr, ESGW_DROP_SEQ_OVERFLOW));
+	CHECK(esgw_sa_drops(&t->rt, ESGW_DROP_SEQ_OVERFLOW) == 2, "seq_overflow counted %lu",
+	      (unsigned long)esgw_sa_drops(&t->rt, ESGW_DROP_SEQ_OVERFLOW));
 	CHECK(t->rt.expired == ESGW_SA_SEQ_EXHAUSTED, "expired bits %#x", t->rt.expired);
 	test_sa_free(t);
 }
@@ -104,9 +104,9 @@ static void test_packet_limits(void)
 	CHECK(encap_n(t, p, 8, 60) == 1, "hard limit inside a burst");
 	CHECK(t->rt.expired == (ESGW_SA_SOFT_EXPIRED | ESGW_SA_HARD_EXPIRED), "bits %#x",
 	      t->rt.expired);
-	CHECK(t->rt.ctr.packets == 5 && esgw_sa_drops(&t->rt.ctr, ESGW_DROP_SA_EXPIRED) == 7,
+	CHECK(t->rt.ctr.packets == 5 && esgw_sa_drops(&t->rt, ESGW_DROP_SA_EXPIRED) == 7,
 	      "packets %lu, sa_expired %lu", (unsigned long)t->rt.ctr.packets,
-	      (unsigned long)esgw_sa_drops(&t->rt.ctr, ESGW_DROP_SA_EXPIRED));
+	      (unsigned long)esgw_sa_drops(&t->rt, ESGW_DROP_SA_EXPIRED));
 	CHECK(t->rt.seq_out == 5, "expired packets used sequence numbers");
 	test_sa_free(t);
 }
@@ -187,9 +187,9 @@ static void test_seq_reservation(void)
 	      "4 below floor 5, then held");
 	CHECK(t->rt.seq_out == 4 && read_be32(p[3].buf.data + 24) == 4, "seq_out %lu",
 	      (unsigned long)t->rt.seq_out);
-	CHECK(esgw_sa_drops(&t->rt.ctr, ESGW_DROP_SEQ_HOLD) == 4 && t->rt.expired == 0,
+	CHECK(esgw_sa_drops(&t->rt, ESGW_DROP_SEQ_HOLD) == 4 && t->rt.expired == 0,
 	      "seq_hold %lu, expired %#x",
-	      (unsigned long)esgw_sa_drops(&t->rt.ctr, ESGW_DROP_SEQ_HOLD), t->rt.expired);
+	      (unsigned long)esgw_sa_drops(&t->rt, ESGW_DROP_SEQ_HOLD), t->rt.expired);
 	esp_seq_limit_raise(t->sa, 3); /* a late, lower push changes nothing */
 	esp_seq_limit_raise(t->sa, 0);
 	CHECK(t->rt.seq_out_max == 4, "limit went down to %lu", (unsigned long)t->rt.seq_out_max);

@@ -57,7 +57,7 @@ static void test_decap(IMB_MGR *mgr, const struct esp_vector *v)
 	} else {
 		CHECK(passed == 0 && p.buf.drop == v->drop, "%s: drop %s, want %s", v->name,
 		      passed ? "none" : esgw_drop_name(p.buf.drop), esgw_drop_name(v->drop));
-		CHECK(esgw_sa_drops(&t->rt.ctr, v->drop) == 1, "%s: SA drop counter not bumped",
+		CHECK(esgw_sa_drops(&t->rt, v->drop) == 1, "%s: SA drop counter not bumped",
 		      v->name);
 		/* Only a forged packet must leave the window alone; an authentic
 		 * one with bad contents still counts as seen. */
