@@ -377,12 +377,12 @@ def two_worker_table(points, raw, items):
 
 def scale_table(items):
     """TUNNELS:PAIR=FILE searches of the chain (a bare TUNNELS=FILE is pair
-    1): for each count and size, the figures of the pairs and each pair's
-    ratio to the fewest tunnels' figure of the same pair, medians (min-max);
-    the gateways' CPU time per packet at full load shows what a packet
-    costs apart from the machine's scheduling."""
+    1): for each count and size, the median of the pairs (min-max), and its
+    ratio to the fewest tunnels' median, as esgw / secgw elsewhere; in
+    brackets the range of the pairs' own ratios. The gateways' CPU time per
+    packet at full load shows what a packet costs apart from the
+    machine's scheduling."""
     runs = {}  # (tunnels, pair) -> {size: point}
-    tsc = {}
     for item in items:
         key, path = split_item(item)
         n, _, pair = key.partition(":")
@@ -392,8 +392,9 @@ def scale_table(items):
     counts = sorted({n for n, _ in runs})
     pairs = sorted({pair for _, pair in runs})
     base_n = counts[0]
-    lines = ["| tunnels | size | full load delivered Mpps | ratio | zero-loss Mpps | ratio "
-             "| CPU cycles/packet, both gateways, full load | ratio |", "|" + "---|" * 8]
+    lines = ["| tunnels | size | full load delivered Mpps | ratio (pairs) | zero-loss Mpps "
+             "| ratio (pairs) | CPU cycles/packet, both gateways, full load | ratio (pairs) |",
+             "|" + "---|" * 8]
     sizes = []
     for pts in runs.values():
         sizes += [s for s in pts if s not in sizes]
@@ -407,16 +408,17 @@ def scale_table(items):
                    for pr in pairs if size in runs.get((n, pr), {})]
             if not got:
                 continue
-            col = {}
-            for name, f, shown in (("full", lambda pt: pt["full"], mpps),
-                                   ("zero", lambda pt: pt["zero"], mpps),
-                                   ("cyc", cycles, fmt)):
-                col[name] = spread([f(pt) for pt, _ in got], shown)
-                col[name + "_r"] = spread([ratio(f(pt), f(b)) if b else None for pt, b in got],
-                                          lambda r: "%.2f" % r)
-            lines.append("| %d | %s | %s | **%s** | %s | **%s** | %s | %s |" % (
-                n, size, col["full"], col["full_r"], col["zero"], col["zero_r"],
-                col["cyc"], col["cyc_r"]))
+            base = [runs[(base_n, pr)][size] for pr in pairs if size in runs.get((base_n, pr), {})]
+            cells = []
+            for f, shown in ((lambda pt: pt["full"], mpps), (lambda pt: pt["zero"], mpps),
+                             (cycles, fmt)):
+                r = ratio(med([f(pt) for pt, _ in got]), med([f(pt) for pt in base]))
+                each = spread([ratio(f(pt), f(b)) if b else None for pt, b in got],
+                              lambda x: "%.2f" % x)
+                cells += [spread([f(pt) for pt, _ in got], shown),
+                          "%s (%s)" % (rfmt(r), each.split(" (")[-1].rstrip(")")
+                                       if " (" in each else each)]
+            lines.append("| %d | %s | %s |" % (n, size, " | ".join(cells)))
     return lines
 
 
@@ -648,10 +650,13 @@ def main():
     if args.scale:
         out += ["", "## esgw: the chain with 1 to thousands of tunnels (aes-gcm-128)", "",
                 "The generator's destinations spread over every tunnel's network in turn "
-                "(`esgw-bench --dst-count`), so each packet uses another SA. Each pair measures "
-                "every tunnel count (ascending, then descending in the next pair), the tunnels "
-                "added or deleted by one `esgwctl -f` batch to reach it; a ratio is to the fewest "
-                "tunnels' figure of the same pair; median of the pairs (min-max).", ""]
+                "(`esgw-bench --dst-count`), so each packet uses another SA. One chain per tunnel "
+                "count, configured at the start (one `esgwctl -f` batch per gateway), placed as "
+                "(B)'s; the chains not measured are frozen, and each pair measures every count "
+                "(ascending, then descending in the next pair). Figures: median of the pairs "
+                "(min-max); ratio: that median over the fewest tunnels' median, as esgw / secgw "
+                "elsewhere, and in brackets the range of each pair's own ratio (a single trial "
+                "here varies by about a fifth either way with nothing changed).", ""]
         out += scale_table(args.scale)
     if args.esp_core:
         out += ["", "## The ESP core alone (bench/esp-core), one core, warm and uncached buffers", "",

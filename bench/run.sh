@@ -774,52 +774,62 @@ two_workers() {
 # The chain with a hub's tunnels (tests/integration/scale_config.py: tunnel i
 # carries 10.128.0.0/24 + i*256 from gw1 to gw2); gw2 takes them to the
 # generator's port B and routes the generator's source back into hub1 (every
-# tunnel has the same peer). Interleaved like the other settings: each pair
-# measures every tunnel count, ascending in odd pairs and descending in even
-# ones, the tunnels added or deleted in one batch (esgwctl -f) to reach it,
-# so that the machine's drift falls on every count alike; the report gives
-# each count's ratio to the fewest tunnels' figure of the same pair.
+# tunnel has the same peer). One chain per tunnel count, all configured at
+# the start (one esgwctl -f batch per gateway) and placed as (B)'s gw1 and
+# gw2; the chain not measured is frozen, as esgw is while secgw runs, so the
+# counts are interleaved like the other settings: each pair measures every
+# count, ascending in odd pairs and descending in even ones, seconds apart,
+# and the report gives each count's ratio to the fewest tunnels' figure of
+# the same pair.
 scale_args=()
-scale_tunnels() { # gw n: add or delete tunnels until gw has exactly n
-	local gw=$1 n=$2 have f
-	have=${SCALE_HAVE[$gw]:-0}
-	[ "$n" -eq "$have" ] && return 0
-	f=$run/scale-$gw.batch
-	if [ "$n" -gt "$have" ]; then
-		(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "$gw" $((have + 1)) "$n" >"$f")
-	else
-		"$PY" "$top/tests/integration/scale_config.py" del "$gw" $((n + 1)) "$have" >"$f"
-	fi
-	if [ "$have" -eq 0 ] && [ "$gw" = gw2 ]; then
-		echo "route add 10.128.0.0/9 via 192.168.2.1" >>"$f"
-		echo "route add 192.168.1.0/24 tunnel hub1" >>"$f"
-	fi
-	esgwctl "$gw" -f "$f" || die "esgwctl -f: $n tunnels on $gw"
-	rm -f "$f"
-	wait_running "$gw"
-	SCALE_HAVE[$gw]=$n
+scale_chain() { # n: chain sc<n>, gateways sc<n>a (as gw1) and sc<n>b (as gw2)
+	local n=$1 a=sc$1a b=sc$1b gw side f
+	eval "PLACE_$a=\$PLACE_gw1 PLACE_$b=\$PLACE_gw2"
+	start_esgw 2 "$a" "$b"
+	configure_ports "$a" 1 "$(memif memif0 server "sc$n-lan1.sock" "$MAC_G1_LAN")" \
+		"$(memif memif1 server "sc$n-wan.sock" "$MAC_G1_WAN")"
+	configure_ports "$b" 2 "$(memif memif0 server "sc$n-lan2.sock" "$MAC_G2_LAN")" \
+		"$(memif memif1 client "sc$n-wan.sock" "$MAC_G2_WAN")"
+	for side in 1 2; do
+		gw=$a
+		[ "$side" -eq 2 ] && gw=$b
+		f=$run/scale-$gw.batch
+		(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "gw$side" 1 "$n" >"$f")
+		if [ "$side" -eq 2 ]; then
+			echo "route add 10.128.0.0/9 via 192.168.2.1" >>"$f"
+			echo "route add 192.168.1.0/24 tunnel hub1" >>"$f"
+		fi
+		esgwctl "$gw" -f "$f" || die "esgwctl -f: $n tunnels on $gw"
+		rm -f "$f"
+		wait_running "$gw"
+	done
 }
-declare -A SCALE_HAVE=()
 scale_point() {
-	local n pair counts gw out
-	for gw in gw1 gw2; do unconfigure_sas "$gw"; done
+	local n pair counts out
+	for n in ${SCALE_TUNNELS//,/ }; do
+		say "scale: a chain with $n tunnels (aes-gcm-128)"
+		scale_chain "$n"
+		freeze "sc${n}a" "sc${n}b"
+	done
 	for pair in $(seq 1 "$PAIRS"); do
 		counts=${SCALE_TUNNELS//,/ }
 		[ $((pair % 2)) -eq 0 ] && counts=$(tr ' ' '\n' <<<"$counts" | sort -rn | paste -sd' ')
 		for n in $counts; do
 			say "scale: the chain with $n tunnels, aes-gcm-128, zero-loss search, sizes $SIZES (pair $pair of $PAIRS)"
-			for gw in gw1 gw2; do scale_tunnels "$gw" "$n"; done
-			sleep 1
+			thaw "sc${n}a" "sc${n}b"
 			out=$run/scale-$n-$pair.json
-			chain_ports esgw
+			GEN_PORTS=(--vdev "$(memif memif0 client "sc$n-lan1.sock" "$MAC_GEN_A")"
+				--vdev "$(memif memif1 client "sc$n-lan2.sock" "$MAC_GEN_B")")
 			generator --addr-a 192.168.1.1 --gateway-a 192.168.1.2 --dst 10.128.1.1 \
 				--dst-count "$n" --addr-b 192.168.2.1 $(search_args) --label "$n tunnels" \
-				--watch "$(watch_list esgw gw1 gw2)" --json >"$out" 2>"$run/scale.err" ||
+				--watch "$(watch_list esgw "sc${n}a" "sc${n}b")" --json >"$out" 2>"$run/scale.err" ||
 				die "esgw-bench failed: scale $n"
+			freeze "sc${n}a" "sc${n}b"
 			print_search "$out"
 			scale_args+=("$n:$pair=$out")
 		done
 	done
+	for n in ${SCALE_TUNNELS//,/ }; do stop_esgw "sc${n}a" "sc${n}b"; done
 }
 
 # Where gw1's cycles go at full load, by function: perf samples on the CPU
@@ -925,18 +935,13 @@ veth_chain() {
 
 # ---------------------------------------------------------------------------
 has_setting A && setting_a
-if has_setting B || has_setting C || has_setting S; then
-	if has_setting B || has_setting C; then
-		setting_bc
-		[ "$TWO_WORKERS" -eq 1 ] && has_setting B && two_workers
-		[ "$PROFILE" -eq 1 ] && profile
-	else
-		say "the chain: two esgw gateways (esgw-ctld --standalone --workers 2)"
-		start_esgw_chain
-	fi
-	has_setting S && scale_point
+if has_setting B || has_setting C; then
+	setting_bc
+	[ "$TWO_WORKERS" -eq 1 ] && has_setting B && two_workers
+	[ "$PROFILE" -eq 1 ] && profile
 	stop_esgw gw1 gw2
 fi
+has_setting S && scale_point
 [ "$BUSY_POLL" -eq 1 ] && busy_poll
 [ "$VETH" -eq 1 ] && veth_chain
 
