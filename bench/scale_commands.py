@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Configuration cost against the configuration's size (issue 13): the time
-of each of `sa add`, `tunnel add`, `route add` and `sa del` through esgwctl,
+of each of `sa add`, `tunnel add`, `route add`, `tunnel set` (a rekey: the
+tunnel's outbound SA switched to a new one) and `sa del` through esgwctl,
 median of --repeat, with 10 tunnels configured and with --tunnels; the time
 `esgwctl -f` takes to load them; `show sa --json`; and the resident memory
 of esgw-ctld and each dataplane process (per tunnel beyond the 10). Both
@@ -44,7 +45,7 @@ def load(gw, lines):
     return took
 
 
-COMMANDS = ("sa add", "tunnel add", "route add", "sa del")
+COMMANDS = ("sa add", "tunnel add", "route add", "tunnel set", "sa del")
 
 
 def one_round(gw, side, spare, times):
@@ -56,10 +57,17 @@ def one_round(gw, side, spare, times):
     timed(gw, sa2)
     times["tunnel add"].append(timed(gw, lines[2].split()))
     times["route add"].append(timed(gw, lines[3].split()))
+    # A rekey of the tunnel's outbound SA: a new SA, the switch, the old out.
+    rekeyed = list(sa1)
+    rekeyed[2] = str(int(sa1[2]) + 1000000)
+    rekeyed[4] = str(int(sa1[4]) + 0x1000000)
+    timed(gw, rekeyed)
+    times["tunnel set"].append(timed(gw, ["tunnel", "set", "hub%d" % spare, "sa-out", rekeyed[2]]))
     timed(gw, ["route", "del", sc.net(spare, far=(side == "gw1"))])
     timed(gw, ["tunnel", "del", "hub%d" % spare])
     times["sa del"].append(timed(gw, ["sa", "del", sa1[2]]))
     timed(gw, ["sa", "del", sa2[2]])
+    timed(gw, ["sa", "del", rekeyed[2]])
 
 
 def per_command(small, big, repeat, spare):

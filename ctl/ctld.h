@@ -260,6 +260,9 @@ request_handler sa_del_handle;
 void sa_wipe_keys(Esgw__Sa *sa);
 /* Free an unpacked message after zeroing any key bytes it holds. */
 void sa_free(Esgw__Sa *sa);
+/* A copy of sa in its place in the configuration, to change (sa_update.c):
+ * the change is a removal and an addition of change.c's log. */
+Esgw__Sa *sa_replace(Esgw__Sa *sa);
 /* tunnel.c */
 request_handler tunnel_add_handle;
 request_handler tunnel_del_handle;

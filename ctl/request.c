@@ -31,14 +31,14 @@ static const struct handler {
 	{ESGW__REQUEST__BODY_SA_DEL, sa_del_handle, true, false, false},
 	{ESGW__REQUEST__BODY_TUNNEL_ADD, tunnel_add_handle, true, false, false},
 	{ESGW__REQUEST__BODY_TUNNEL_DEL, tunnel_del_handle, true, false, false},
-	{ESGW__REQUEST__BODY_TUNNEL_SET, tunnel_set_handle, true, false, true},
+	{ESGW__REQUEST__BODY_TUNNEL_SET, tunnel_set_handle, true, false, false},
 	{ESGW__REQUEST__BODY_SHOW, show_handle, false, false, false},
 	{ESGW__REQUEST__BODY_POLICY_ADD, policy_add_handle, true, false, true},
 	{ESGW__REQUEST__BODY_POLICY_DEL, policy_del_handle, true, false, true},
 	{ESGW__REQUEST__BODY_NEIGHBOR_ADD, neighbor_add_handle, true, false, false},
 	{ESGW__REQUEST__BODY_NEIGHBOR_DEL, neighbor_del_handle, true, false, false},
 	{ESGW__REQUEST__BODY_OWNER_RECONCILE, owner_reconcile_handle, true, false, true},
-	{ESGW__REQUEST__BODY_SA_UPDATE, sa_update_handle, true, false, true},
+	{ESGW__REQUEST__BODY_SA_UPDATE, sa_update_handle, true, false, false},
 	/* Its requests' handlers from this table, then one save and push. */
 	{ESGW__REQUEST__BODY_BATCH, NULL, true, false, false},
 	/* They save and push themselves: a move is several pushes in order. */

@@ -151,6 +151,15 @@ void sa_wipe_keys(Esgw__Sa *sa)
 		explicit_bzero(sa->salt.data, sa->salt.len);
 }
 
+Esgw__Sa *sa_replace(Esgw__Sa *sa)
+{
+	Esgw__Sa *next = msg_clone(sa);
+
+	config_remove_item(CONFIG_SA, sa); /* freed, keys wiped, when the change is */
+	config_add(CONFIG_SA, next);
+	return next;
+}
+
 void sa_free(Esgw__Sa *sa)
 {
 	if (sa == NULL)

@@ -98,12 +98,23 @@ Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 	status = check_request(u, sa, tunnels, n, err, errlen);
 	if (status != ESGW__STATUS__STATUS_OK)
 		return status;
+	/* New copies for the old objects, not changes in place: the change is
+	 * then removals and additions of change.c's log, undone, journaled and
+	 * pushed in proportion to itself (the router replaces the tunnels where
+	 * they are; the worker keeps the slot's runtime: same id, slot and
+	 * instance). */
 	for (size_t i = 0; i < n; i++) {
+		Esgw__Tunnel *next = msg_clone(tunnels[i]);
+
 		if (u->local[0])
-			str_set(&tunnels[i]->local, u->local);
+			str_set(&next->local, u->local);
 		if (u->remote[0])
-			str_set(&tunnels[i]->remote, u->remote);
+			str_set(&next->remote, u->remote);
+		config_remove_item(CONFIG_TUNNEL, tunnels[i]);
+		config_add(CONFIG_TUNNEL, next);
+		tunnels[i] = next;
 	}
+	sa = sa_replace(sa);
 	if (u->encap != ESGW__SA_UPDATE__ENCAP__ENCAP_UNCHANGED)
 		sa->udp_encap = u->encap == ESGW__SA_UPDATE__ENCAP__ENCAP_UDP;
 	if (!sa->udp_encap) {

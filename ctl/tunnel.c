@@ -127,7 +127,7 @@ Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, c
 			       size_t errlen)
 {
 	const Esgw__Tunnel *t = req->tunnel_set;
-	Esgw__Tunnel *cur = state_tunnel(t->name), *other;
+	Esgw__Tunnel *cur = state_tunnel(t->name), *other, *next;
 	bool set_out = t->sa_out != 0;
 	Esgw__Status status;
 
@@ -163,19 +163,25 @@ Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	status = check_sa_in(t, cur, err, errlen);
 	if (status != OK)
 		return status;
+	/* A new copy for the old one, not a change in place: the change is
+	 * then one removal and one addition of change.c's log, so it is undone,
+	 * journaled and pushed (the router replaces the tunnel where it is) in
+	 * proportion to itself, and the indexes follow it in O(1). */
+	next = msg_clone(cur);
 	if (set_out)
-		cur->sa_out = t->sa_out;
+		next->sa_out = t->sa_out;
 	if (t->n_sa_in != 0) {
 		uint32_t *in = malloc(t->n_sa_in * sizeof(*in));
 
 		if (in == NULL)
 			abort();
 		memcpy(in, t->sa_in, t->n_sa_in * sizeof(*in));
-		free(cur->sa_in);
-		cur->sa_in = in;
-		cur->n_sa_in = t->n_sa_in;
+		free(next->sa_in);
+		next->sa_in = in;
+		next->n_sa_in = t->n_sa_in;
 	}
-	state_changed(); /* the tunnel's SAs are index keys (state_tunnel_out, _in) */
-	ESGW_INFO("tunnel %s set: sa-out %u, %zu sa-in", cur->name, cur->sa_out, cur->n_sa_in);
+	config_remove_item(CONFIG_TUNNEL, cur);
+	config_add(CONFIG_TUNNEL, next);
+	ESGW_INFO("tunnel %s set: sa-out %u, %zu sa-in", next->name, next->sa_out, next->n_sa_in);
 	return OK;
 }

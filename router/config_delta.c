@@ -2,7 +2,8 @@
 /* A configuration change (DpConfigDelta) applied to the router's tables in
  * place, between bursts like a whole push: routes into tunnels (IPv4 and
  * IPv6) in and out of the FIBs, tunnels added at the end of the tunnel table or removed (the last
- * one moving into the hole, config_tunnel.c), SAs in and out of the SA table
+ * one moving into the hole, config_tunnel.c) or, deleted and added by one
+ * change, replaced where they are (a rekey), SAs in and out of the SA table
  * kept beside the tables for the tunnels that will use them, NAT-T ports
  * counted. What it does not do in place (routes by next hop:
  * their port comes from the connected subnets the whole build collects) it
@@ -214,10 +215,16 @@ static int route_in(struct router_tables *t, const struct esgw_addr *prefix, uin
 
 /* The ones a whole push does: refused before anything changes. A deleted
  * route is the FIB's of its prefix: into a tunnel, or shadowed by a local or
- * connected one (nothing to remove), not by next hop. */
+ * connected one (nothing to remove), not by next hop. A change that both
+ * deletes and adds many tunnels is pushed whole too. */
+#define DELTA_REPLACE_CHECKS 65536 /* tunnels deleted times tunnels added */
+
 static int delta_in_place(const struct router_tables *t, const Esgw__DpConfigDelta *d)
 {
 	struct esgw_addr prefix;
+
+	if ((uint64_t)d->n_tunnels_deleted * d->n_tunnels > DELTA_REPLACE_CHECKS)
+		return 0;
 
 	for (size_t i = 0; i < d->n_routes; i++)
 		if (route_prefix(d->routes[i]->prefix, d->routes[i]->tunnel, &prefix) != 0)
@@ -227,6 +234,20 @@ static int delta_in_place(const struct router_tables *t, const Esgw__DpConfigDel
 		    route_kind(t, &prefix) == FIB_VIA)
 			return 0;
 	return 1;
+}
+
+/* Whether tunnel name is both deleted and added by d: replaced in place (a
+ * rekey, `tunnel set`), keeping its number and the routes into it. The
+ * lists are searched (delta_in_place bounds their product). */
+static int replaced(const Esgw__DpConfigDelta *d, const char *name)
+{
+	int deleted = 0, added = 0;
+
+	for (size_t i = 0; i < d->n_tunnels_deleted && !deleted; i++)
+		deleted = strcmp(d->tunnels_deleted[i], name) == 0;
+	for (size_t i = 0; deleted && i < d->n_tunnels && !added; i++)
+		added = strcmp(d->tunnels[i]->name, name) == 0;
+	return deleted && added;
 }
 
 static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err,
@@ -244,7 +265,8 @@ static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d, ch
 
 		if (index < 0)
 			FAIL("tunnel %s to delete is not there", d->tunnels_deleted[i]);
-		config_tunnel_remove(t, (uint32_t)index);
+		if (!replaced(d, d->tunnels_deleted[i]))
+			config_tunnel_remove(t, (uint32_t)index);
 	}
 	probing = t;
 	for (size_t i = 0; i < d->n_sas_deleted; i++) {
@@ -278,9 +300,16 @@ static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char 
 		sa_put(t, d->sas[i]);
 		natt_ref(t, d->sas[i], +1);
 	}
-	for (size_t i = 0; i < d->n_tunnels; i++)
-		if (config_tunnel_add(t, d->tunnels[i], err, errlen) < 0)
+	for (size_t i = 0; i < d->n_tunnels; i++) {
+		const Esgw__DpTunnel *tc = d->tunnels[i];
+		int rc = replaced(d, tc->name)
+				 ? config_tunnel_replace(t, (uint32_t)config_tunnel_find(t, tc->name),
+							 tc, err, errlen)
+				 : config_tunnel_add(t, tc, err, errlen);
+
+		if (rc < 0)
 			return -1;
+	}
 	for (size_t i = 0; i < d->n_routes; i++) {
 		const Esgw__DpRoute *rc = d->routes[i];
 		int tunnel = config_tunnel_find(t, rc->tunnel);

@@ -377,10 +377,11 @@ static void tunnel_renumber(struct router_tables *t, uint32_t from, uint32_t to)
 			t->spd->policies[i].tunnel = to;
 }
 
-void config_tunnel_remove(struct router_tables *t, uint32_t index)
+/* The tunnel at index out of the name table and its inbound SAs out of the
+ * SPI table; its place in the tunnel table left as it is. */
+static void tunnel_unlink(struct router_tables *t, uint32_t index)
 {
 	struct router_tunnel_in *in = &t->tunnel_in[index];
-	uint32_t last = t->nb_tunnels - 1;
 
 	probing = t;
 	for (uint32_t k = 0; k < in->n; k++) {
@@ -399,6 +400,15 @@ void config_tunnel_remove(struct router_tables *t, uint32_t index)
 		     name_entry(t, index), name_home, name_used);
 	free(in->spi);
 	free(in->slot);
+	in->spi = in->slot = NULL;
+	in->n = 0;
+}
+
+void config_tunnel_remove(struct router_tables *t, uint32_t index)
+{
+	uint32_t last = t->nb_tunnels - 1;
+
+	tunnel_unlink(t, index);
 	if (index != last) {
 		/* The last one into the hole: its name entry first (found by its
 		 * old index), then what refers to it. */
@@ -412,6 +422,16 @@ void config_tunnel_remove(struct router_tables *t, uint32_t index)
 	memset(&t->tunnels[last], 0, sizeof(t->tunnels[last]));
 	memset(&t->tunnel_in[last], 0, sizeof(t->tunnel_in[last]));
 	t->nb_tunnels--;
+}
+
+int config_tunnel_replace(struct router_tables *t, uint32_t index, const Esgw__DpTunnel *tc,
+			  char *err, size_t errlen)
+{
+	if (tunnels_grow(t, tc->n_sa_in, err, errlen) < 0)
+		return -1;
+	tunnel_unlink(t, index);
+	t->nb_tunnels--; /* add_tunnel counts it in again, at the same index */
+	return add_tunnel(t, tc, index, err, errlen);
 }
 
 void config_tunnel_resolve_in(struct router_tables *t, const struct esgw_addr *prefix)

@@ -252,12 +252,16 @@ int config_delta_index(struct router_tables *t, const Esgw__DpConfig *cfg);
 /* How many SAs use each of t->natt_ports (after natt_ports_build). */
 void config_delta_natt_refs(struct router_tables *t);
 /* config_tunnel.c, for changes: tunnel tc added at the end (its SAs from the
- * kept configuration), or the tunnel at index removed (the last one moves
- * into its place). 0, or -1 with err. */
+ * kept configuration), the tunnel at index removed (the last one moves into
+ * its place), or the tunnel at index replaced by tc of the same name (a
+ * rekey: its SAs switched; its number, and so the routes into it, kept).
+ * 0, or -1 with err. */
 int config_tunnel_add(struct router_tables *t, const Esgw__DpTunnel *tc, char *err, size_t errlen);
 /* The index of the tunnel called name, or -1. */
 int config_tunnel_find(const struct router_tables *t, const char *name);
 void config_tunnel_remove(struct router_tables *t, uint32_t index);
+int config_tunnel_replace(struct router_tables *t, uint32_t index, const Esgw__DpTunnel *tc,
+			  char *err, size_t errlen);
 /* The outer next hop of the tunnels (of prefix's family) whose remote is in
  * prefix looked up again (a route of that prefix came or went). */
 void config_tunnel_resolve_in(struct router_tables *t, const struct esgw_addr *prefix);

@@ -5,8 +5,10 @@ table (the last one moves into the hole) and add one back, the router and the
 crypto workers, which applied each change in place, carry traffic through
 every tunnel both ways; a restart of the router and of a worker (each then
 gets the whole configuration) leaves them in the same state: the same SAs on
-the same workers and slots, the same traffic. A change the router does not
-apply in place (a route by next hop) falls back to a whole push."""
+the same workers and slots, the same traffic. A rekey (`tunnel set`) and a
+move of an SA's outer addresses (`sa update`) are changes in place too, the
+tunnel replaced where it is with the routes into it. A change the router
+does not apply in place (a route by next hop) falls back to a whole push."""
 
 import os
 import sys
@@ -117,3 +119,47 @@ def test_route_by_next_hop_is_a_whole_push(pair):
     command(gw1, "route del 10.99.0.0/16")
     h.wait_for(lambda: log_count(gw1, "applied:") > whole, 20, 0.2, "a whole push")
     traffic(ns, (1,))
+
+
+def test_rekey_and_sa_update_in_place(pair):
+    """Both directions of tunnel 1 rekeyed on both gateways (new SAs added,
+    `tunnel set` to them, the old ones deleted), with tunnels 2..4 after it
+    in the router's table; then `sa update` of gw1's new outbound SA to the
+    addresses it already has: every change in place (no whole push), the
+    routes into each tunnel still lead into it, traffic flows through the
+    new SAs only."""
+    ns, gw1, gw2 = pair
+    for gw in (gw1, gw2):
+        for line in sc.lines(gw.name, 2, 4):
+            command(gw, line)
+    traffic(ns, (1, 2, 3, 4))
+    whole = {gw.name: log_count(gw, "applied:") for gw in (gw1, gw2)}
+    in_place = log_count(gw1, "applied in place")
+    new = {}
+    for gw in (gw1, gw2):
+        lines, (sa_out, sa_in) = sc.sa_lines(gw.name, 1)
+        fresh = []
+        for line, old in zip(lines, (sa_out, sa_in)):
+            words = line.split()
+            words[2] = str(old + 100000)           # a new id
+            words[4] = str(int(words[4]) + 0x10)   # a new SPI, the same on both sides
+            command(gw, " ".join(words))
+            fresh.append(old + 100000)
+        new[gw.name] = fresh
+        command(gw, "tunnel set hub1 sa-out %d sa-in %d,%d" % (fresh[0], sa_in, fresh[1]))
+    for gw in (gw1, gw2):
+        _, (sa_out, sa_in) = sc.sa_lines(gw.name, 1)
+        command(gw, "tunnel set hub1 sa-in %d" % new[gw.name][1])
+        command(gw, "sa del %d" % sa_out)
+        command(gw, "sa del %d" % sa_in)
+    command(gw1, "sa update %d local %s remote %s" % (new["gw1"][0], *sc.WAN["gw1"]))
+    h.wait_for(lambda: log_count(gw1, "applied in place") >= in_place + 7, 20, 0.2,
+               "the router's changes in place")
+    for gw in (gw1, gw2):
+        assert log_count(gw, "applied:") == whole[gw.name], "a whole push on %s" % gw.name
+        tunnels = {t["name"]: t for t in gw.ctl("show", "config")["config"]["tunnels"]}
+        assert tunnels["hub1"]["sa_out"] == new[gw.name][0], tunnels["hub1"]
+    traffic(ns, (1, 2, 3, 4))
+    for gw in (gw1, gw2):
+        for sa_id in new[gw.name]:
+            assert gw.sa(sa_id)["packets"] > 0, (gw.name, sa_id)
