@@ -464,6 +464,28 @@ def test_journal_replayed_and_compacted(ctld, pb):
         len(after["config"]["routes"]) + 4000
 
 
+def test_journal_replays_rekey_and_sa_update(ctld):
+    """A rekey (`tunnel set`) and an `sa update` are journaled as the tunnel
+    and SA they replace and their changed copies; a restart replays them to
+    the same configuration."""
+    basic_config(ctld)
+    ctld.stop()
+    ctld.start()  # compacted: the snapshot is basic_config, the journal empty
+    ctld.ok("sa", "add", "30", "spi", "3000", "alg", "aes-gcm-128", "crypto-key",
+            GCM_KEY + GCM_SALT)
+    ctld.ok("tunnel", "set", "t0", "sa-out", "30", "sa-in", "20")
+    ctld.ok("sa", "update", "30", "encap", "udp", "sport", "4600")
+    ctld.ok("sa", "del", "10")
+    after = ctld.json("show", "config")
+    t0 = [t for t in after["config"]["tunnels"] if t["name"] == "t0"][0]
+    sa30 = [s for s in after["config"]["sas"] if s["id"] == 30][0]
+    assert t0["sa_out"] == 30 and sa30["udp_encap"] and sa30["udp_sport"] == 4600, after
+    assert len(h.journal_records(ctld.config + ".journal")) == 5  # snapshot id, 4 changes
+    ctld.stop()
+    ctld.start()
+    assert ctld.json("show", "config") == after
+
+
 def test_config_files_are_private_and_never_followed(ctld, tmp_path):
     """The configuration, .prev and .bad stay 0600 even if a file was wider
     before; the temporary file is created anew (O_EXCL), never written
