@@ -50,8 +50,11 @@ void esgw_doorbells_round(struct esgw_bells *b, unsigned int n, uint64_t now)
 		b->held_packets = 0;
 	}
 	b->held_packets += n;
-	/* Signed: a round's start (now) may precede a hold begun inside it. */
-	hold = b->hold_cycles != 0 && b->held_packets < ESGW_HOLD_PACKETS &&
+	/* Only while we have work: a round that found none ends the hold at
+	 * once rather than after the idle spins, so a light flow's packets do
+	 * not wait for them at every hop. Signed: a round's start (now) may
+	 * precede a hold begun inside it. */
+	hold = n != 0 && b->hold_cycles != 0 && b->held_packets < ESGW_HOLD_PACKETS &&
 	       (int64_t)(now - b->held_since) < (int64_t)b->hold_cycles;
 	rte_smp_mb(); /* every enqueue of the round is visible before we read sleeping */
 	for (unsigned int i = 0; i < b->n; i++) {

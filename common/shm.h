@@ -249,7 +249,8 @@ void esgw_doorbell_ring(struct esgw_doorbell *db);
  *
  * A consumer asleep on our own CPU is not woken at once but held, until we
  * have handled ESGW_HOLD_PACKETS packets or ESGW_HOLD_US have passed since the
- * first hold, or until we go idle ourselves (esgw_doorbells_ring): woken at
+ * first hold, or a round of ours finds no work (we are about to go idle
+ * ourselves; esgw_doorbells_ring rings them all before we sleep): woken at
  * once, it would take the CPU from us (the scheduler favours a task that
  * slept) after every burst, so that each burst costs two context switches
  * and the stages run in bursts of 32 instead of hundreds. Measured on one
