@@ -98,6 +98,7 @@ POLL_SIZES=64,1400
 VETH=0
 PROFILE=0
 SCALE_TUNNELS=1,1000,10000
+SCALE_PAIRS=5 # (S): a trial varies by a fifth either way on this machine
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
 NOTE=
@@ -133,6 +134,7 @@ usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
   --profile        also a perf profile of esgw's gw1 at full load
   --scale-tunnels LIST  the tunnel counts of setting S, ascending (default
                    $SCALE_TUNNELS)
+  --scale-pairs N  rounds of setting S over every count (default $SCALE_PAIRS)
 Environment: ESGW_BENCH_PREFIX (DPDK file prefixes and namespaces, default
 esgw-bench-PID), ESGW_BENCH_RUNDIR (default /tmp/PREFIX), ESGW_BENCH_CACHE
 (where ipsec-secgw is built, default /var/cache/esgw-bench), ESGW_BUILD,
@@ -162,6 +164,7 @@ while [ $# -gt 0 ]; do
 	--veth) VETH=1 ;;
 	--profile) PROFILE=1 ;;
 	--scale-tunnels) SCALE_TUNNELS=$2; shift ;;
+	--scale-pairs) SCALE_PAIRS=$2; shift ;;
 	-h | --help) usage; exit 0 ;;
 	*) usage >&2; exit 2 ;;
 	esac
@@ -170,7 +173,7 @@ done
 if [ "$SMOKE" -eq 1 ]; then
 	SIZES=64 ALGS=aes-gcm-128 PAIRS=1 TRIAL=0.3 STEPS=2 RAW_DURATION=0.2 RAW_REPEAT=1
 	STAGE_TRIAL=0.5 IDLE_SECONDS=1 LAT_RATES=10000 LAT_DURATION=0.5 TWO_WORKERS=0
-	SCALE_TUNNELS=1,100
+	SCALE_TUNNELS=1,100 SCALE_PAIRS=1
 	[ "$out_given" -eq 1 ] || WRITE_RESULTS=0
 fi
 if [ -n "$point" ]; then
@@ -182,6 +185,7 @@ for s in ${SETTINGS//,/ }; do
 	case $s in A | B | C | S) ;; *) echo "bench/run.sh: unknown setting $s" >&2; exit 2 ;; esac
 done
 [[ "$PAIRS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: bad --pairs $PAIRS" >&2; exit 2; }
+[[ "$SCALE_PAIRS" =~ ^[1-9][0-9]*$ ]] || { echo "bench/run.sh: bad --scale-pairs $SCALE_PAIRS" >&2; exit 2; }
 IFS=, read -r -a alg_list <<<"$ALGS"
 IFS=, read -r -a size_list <<<"$SIZES"
 FIRST_ALG=${alg_list[0]}
@@ -811,11 +815,11 @@ scale_point() {
 		scale_chain "$n"
 		freeze "sc${n}a" "sc${n}b"
 	done
-	for pair in $(seq 1 "$PAIRS"); do
+	for pair in $(seq 1 "$SCALE_PAIRS"); do
 		counts=${SCALE_TUNNELS//,/ }
 		[ $((pair % 2)) -eq 0 ] && counts=$(tr ' ' '\n' <<<"$counts" | sort -rn | paste -sd' ')
 		for n in $counts; do
-			say "scale: the chain with $n tunnels, aes-gcm-128, zero-loss search, sizes $SIZES (pair $pair of $PAIRS)"
+			say "scale: the chain with $n tunnels, aes-gcm-128, zero-loss search, sizes $SIZES (pair $pair of $SCALE_PAIRS)"
 			thaw "sc${n}a" "sc${n}b"
 			out=$run/scale-$n-$pair.json
 			GEN_PORTS=(--vdev "$(memif memif0 client "sc$n-lan1.sock" "$MAC_GEN_A")"
@@ -958,7 +962,7 @@ results_args=()
 	--two-workers "${two_worker_args[@]}" --scale "${scale_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
 	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--command "$cmdline" --machine "$machine" --note "$NOTE" \
-	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each, esgw's SAs on worker ${LAT_WORKER:-0}" \
+	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each, esgw's SAs on worker ${LAT_WORKER:-0}; (S): $SCALE_TUNNELS tunnels, $SCALE_PAIRS pairs" \
 	"${results_args[@]}"
 [ "$WRITE_RESULTS" -eq 1 ] && echo "written: $OUT"
 echo "bench/run.sh: run time $elapsed s"
