@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """Configuration cost against the configuration's size (issue 13): the time
 of each of `sa add`, `tunnel add`, `route add`, `tunnel set` (a rekey: the
-tunnel's outbound SA switched to a new one) and `sa del` through esgwctl,
+tunnel's outbound SA switched to a new one), `sa move` (the tunnel's
+outbound SA handed over to the other crypto worker) and `sa del` through esgwctl,
 median of --repeat, with 10 tunnels configured and with --tunnels; the time
 `esgwctl -f` takes to load them; `show sa --json`; and the resident memory
 of esgw-ctld and each dataplane process (per tunnel beyond the 10). Both
@@ -45,7 +46,7 @@ def load(gw, lines):
     return took
 
 
-COMMANDS = ("sa add", "tunnel add", "route add", "tunnel set", "sa del")
+COMMANDS = ("sa add", "tunnel add", "route add", "tunnel set", "sa move", "sa del")
 
 
 def one_round(gw, side, spare, times):
@@ -63,6 +64,9 @@ def one_round(gw, side, spare, times):
     rekeyed[4] = str(int(sa1[4]) + 0x1000000)
     timed(gw, rekeyed)
     times["tunnel set"].append(timed(gw, ["tunnel", "set", "hub%d" % spare, "sa-out", rekeyed[2]]))
+    # On worker 1 (a no-op if it is there), then handed over to worker 0.
+    timed(gw, ["sa", "move", rekeyed[2], "worker", "1"])
+    times["sa move"].append(timed(gw, ["sa", "move", rekeyed[2], "worker", "0"]))
     timed(gw, ["route", "del", sc.net(spare, far=(side == "gw1"))])
     timed(gw, ["tunnel", "del", "hub%d" % spare])
     times["sa del"].append(timed(gw, ["sa", "del", sa1[2]]))

@@ -260,9 +260,10 @@ request_handler sa_del_handle;
 void sa_wipe_keys(Esgw__Sa *sa);
 /* Free an unpacked message after zeroing any key bytes it holds. */
 void sa_free(Esgw__Sa *sa);
-/* A copy of sa in its place in the configuration, to change (sa_update.c):
- * the change is a removal and an addition of change.c's log. */
-Esgw__Sa *sa_replace(Esgw__Sa *sa);
+/* A copy of sa, on worker, in its place in the configuration, to change
+ * (sa_update.c, workers.c): the change is a removal and an addition of
+ * change.c's log. */
+Esgw__Sa *sa_replace(Esgw__Sa *sa, int32_t worker);
 /* tunnel.c */
 request_handler tunnel_add_handle;
 request_handler tunnel_del_handle;
@@ -300,6 +301,9 @@ Esgw__DpResponse *dp_conn_exchange(struct dp_proc *p, const Esgw__DpRequest *req
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
+/* A crypto worker's DpStats listing only its first SA at slot or above (so
+ * whether it holds the SA of slot), or NULL; not cached. */
+Esgw__DpResponse *dp_stats_slot(struct dp_proc *p, uint32_t slot);
 void dp_stats_free(Esgw__DpResponse *r);
 /* SA id at slot in st, or NULL: at position hint if it is there (SIZE_MAX:
  * no hint), else by bisection on the slot, as workers list their SAs. */

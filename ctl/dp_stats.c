@@ -116,6 +116,27 @@ Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p)
 	return resp;
 }
 
+Esgw__DpResponse *dp_stats_slot(struct dp_proc *p, uint32_t slot)
+{
+	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
+	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
+	Esgw__DpResponse *r;
+
+	if (ctld.opt.standalone && p->state != PROC_RUNNING)
+		return NULL;
+	q.sa_from = slot;
+	q.sa_max = 1;
+	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
+	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
+	req.stats = &q;
+	r = dp_conn_exchange(p, &req);
+	if (!answered(r)) {
+		dp_stats_free(r);
+		return NULL;
+	}
+	return r;
+}
+
 Esgw__DpResponse *dp_stats(struct dp_proc *p)
 {
 	bool asked;

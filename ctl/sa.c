@@ -151,10 +151,11 @@ void sa_wipe_keys(Esgw__Sa *sa)
 		explicit_bzero(sa->salt.data, sa->salt.len);
 }
 
-Esgw__Sa *sa_replace(Esgw__Sa *sa)
+Esgw__Sa *sa_replace(Esgw__Sa *sa, int32_t worker)
 {
 	Esgw__Sa *next = msg_clone(sa);
 
+	next->worker = worker; /* before it is added: the loads per worker follow */
 	config_remove_item(CONFIG_SA, sa); /* freed, keys wiped, when the change is */
 	config_add(CONFIG_SA, next);
 	return next;

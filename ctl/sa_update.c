@@ -114,7 +114,7 @@ Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 		config_add(CONFIG_TUNNEL, next);
 		tunnels[i] = next;
 	}
-	sa = sa_replace(sa);
+	sa = sa_replace(sa, sa->worker);
 	if (u->encap != ESGW__SA_UPDATE__ENCAP__ENCAP_UNCHANGED)
 		sa->udp_encap = u->encap == ESGW__SA_UPDATE__ENCAP__ENCAP_UDP;
 	if (!sa->udp_encap) {

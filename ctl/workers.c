@@ -93,6 +93,25 @@ struct move {
 	bool wait;
 };
 
+/* Whether the old worker (src, instance pid) still holds the SA in slot: 1,
+ * 0, or -1 if that instance is gone or does not answer. One SA asked for:
+ * with thousands on the worker, a move costs what it moves. */
+static int slot_held(struct dp_proc *src, pid_t pid, uint32_t slot)
+{
+	Esgw__DpResponse *r = dp_stats_slot(src, slot);
+	int held;
+
+	if (r == NULL || r->stats->pid != pid) {
+		dp_stats_free(r);
+		return -1;
+	}
+	held = r->stats->n_sas > 0 && r->stats->sas[0]->slot == slot;
+	dp_stats_free(r);
+	return held;
+}
+
+#define SLOT_QUERIES_MAX 16 /* moves from one worker asked about one by one */
+
 /* Of the moves that wait, those whose old worker (src, instance pid) still
  * holds the SA: still pending. Their count, or -1 if that instance is gone
  * or does not answer (all of its moves are then forced). */
@@ -100,10 +119,28 @@ static long still_held(struct dp_proc *src, pid_t pid, struct move *mv, size_t n
 {
 	static bool *held; /* ctld.opt.max_sas */
 	Esgw__DpResponse *r;
-	long count = 0;
+	long count = 0, waiting = 0;
 
 	if (!proc_running(src) || src->pid != pid)
 		return -1;
+	for (size_t i = 0; i < n; i++)
+		waiting += mv[i].wait && mv[i].from == from && moving[mv[i].sa->slot].pending;
+	if (waiting <= SLOT_QUERIES_MAX) {
+		for (size_t i = 0; i < n; i++) {
+			int h;
+
+			if (!mv[i].wait || mv[i].from != from || !moving[mv[i].sa->slot].pending)
+				continue;
+			h = slot_held(src, pid, mv[i].sa->slot);
+			if (h < 0)
+				return -1;
+			if (h)
+				count++;
+			else
+				moving[mv[i].sa->slot].pending = false; /* handed over */
+		}
+		return count;
+	}
 	r = dp_stats(src);
 	if (r == NULL)
 		return -1;
@@ -204,6 +241,10 @@ static Esgw__Status move_sas(struct move *mv, size_t n, char *err, size_t errlen
 	bool adopt_from[ESGW_MAX_WORKERS] = {0}, to[ESGW_MAX_WORKERS] = {0},
 	     leaving[ESGW_MAX_WORKERS] = {0};
 
+	/* A change of change.c's log, each SA replaced by a copy on its new
+	 * worker: one journal record, and pushed as a change (DpConfigDelta)
+	 * to the processes that have the configuration before it. */
+	change_begin();
 	for (size_t i = 0; i < n; i++) {
 		Esgw__Sa *sa = mv[i].sa;
 		struct dp_proc *src = worker_proc(sa->worker);
@@ -212,14 +253,15 @@ static Esgw__Status move_sas(struct move *mv, size_t n, char *err, size_t errlen
 		mv[i].from = sa->worker;
 		mv[i].pid = src != NULL ? src->pid : 0;
 		mv[i].wait = in_use && proc_running(src);
-		sa->worker = mv[i].to;
+		mv[i].sa = sa_replace(sa, mv[i].to);
 	}
-	if (config_save(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
-		for (size_t i = 0; i < n; i++)
-			mv[i].sa->worker = mv[i].from;
+	if (config_journal_append(ctld.config, ctld.opt.config_path, err, errlen) < 0) {
+		change_abort(); /* the old objects back: mv[].sa no longer valid */
 		ESGW_ERR("%s", err);
 		return ESGW__STATUS__STATUS_INTERNAL;
 	}
+	change_commit(true);
+	state_loads_follow(ctld.generation, ctld.generation + 1);
 	ctld.generation++;
 	for (size_t i = 0; i < n; i++)
 		if (mv[i].wait)

@@ -9,6 +9,7 @@
  * their port comes from the connected subnets the whole build collects) it
  * answers 1 for before changing anything, and esgw-ctld pushes the whole
  * configuration instead; so it does for a change of many routes. */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -250,8 +251,18 @@ static int replaced(const Esgw__DpConfigDelta *d, const char *name)
 	return deleted && added;
 }
 
-static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err,
-		       size_t errlen)
+static int id_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* delete_part leaves an SA the change adds again (readded: the ids of
+ * d->sas, sorted) to add_part, which replaces it: so it sees where it was
+ * (a move to another worker). */
+static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d,
+		       const uint32_t *readded, char *err, size_t errlen)
 {
 	struct esgw_addr prefix;
 	Esgw__DpSa buf;
@@ -274,6 +285,8 @@ static int delete_part(struct router_tables *t, const Esgw__DpConfigDelta *d, ch
 
 		if (s == NULL)
 			FAIL("SA %u to delete is not there", d->sas_deleted[i]->id);
+		if (bsearch(&d->sas_deleted[i]->id, readded, d->n_sas, sizeof(*readded), id_cmp))
+			continue;
 		natt_ref(t, s, -1);
 		probe_remove(t->sa_conf, sizeof(*t->sa_conf), t->sa_conf_mask,
 			     (uint32_t)(sa_entry(t, s->id) - t->sa_conf), sa_home, sa_used);
@@ -284,7 +297,56 @@ fail:
 	return -1;
 }
 
-static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char *err, size_t errlen)
+/* An SA of a change that was on another worker before it (`sa move`,
+ * `workers set`): its slot and the two workers. */
+struct sa_move {
+	uint32_t slot, from, to, spi;
+};
+
+static int move_slot_cmp(const void *a, const void *b)
+{
+	uint32_t x = ((const struct sa_move *)a)->slot, y = ((const struct sa_move *)b)->slot;
+
+	return (x > y) - (x < y);
+}
+
+/* The n SAs moved (sorted by slot) go to their new workers in the tables:
+ * their inbound entry in the SPI table, the tunnels they are the outbound
+ * SA of (one pass over the tunnels). Those in use get a hand-over marker
+ * into their old worker's ring, as a whole push's comparison gives them
+ * (handover.c). */
+static void moves_apply(struct router *r, struct router_tables *t, struct sa_move *mv, size_t n)
+{
+	bool *used = calloc(n + 1, sizeof(*used));
+
+	if (used == NULL) { /* the tables still say the old worker: a whole push mends it */
+		ESGW_ERR("SA moves: out of memory");
+		return;
+	}
+	for (size_t k = 0; k < n && t->sa_in != NULL; k++)
+		for (uint32_t h = probe_hash(mv[k].spi) & t->sa_in_mask; t->sa_in[h].used;
+		     h = (h + 1) & t->sa_in_mask)
+			if (t->sa_in[h].spi == mv[k].spi && t->sa_in[h].slot == mv[k].slot) {
+				t->sa_in[h].worker = mv[k].to;
+				used[k] = true;
+			}
+	for (uint32_t i = 0; i < t->nb_tunnels; i++) {
+		struct sa_move key = {.slot = t->tunnels[i].sa_out_slot};
+		struct sa_move *m = bsearch(&key, mv, n, sizeof(*mv), move_slot_cmp);
+
+		if (m != NULL) {
+			t->tunnels[i].worker = m->to;
+			used[m - mv] = true;
+		}
+	}
+	for (size_t k = 0; k < n; k++)
+		if (used[k])
+			router_handover_moved(r, mv[k].slot, mv[k].from, mv[k].to);
+	free(used);
+}
+
+static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, struct sa_move *mv,
+		    size_t *n_mv, char *err, size_t errlen)
 {
 	struct esgw_addr prefix;
 	Esgw__DpSa buf;
@@ -295,8 +357,14 @@ static int add_part(struct router_tables *t, const Esgw__DpConfigDelta *d, char 
 	for (size_t i = 0; i < d->n_sas; i++) {
 		const Esgw__DpSa *old = router_sa_conf_find(t, d->sas[i]->id, &buf);
 
-		if (old != NULL)
+		if (old != NULL) {
 			natt_ref(t, old, -1);
+			if (old->worker != d->sas[i]->worker && old->slot == d->sas[i]->slot)
+				mv[(*n_mv)++] = (struct sa_move){.slot = old->slot,
+								 .from = old->worker,
+								 .to = d->sas[i]->worker,
+								 .spi = old->spi};
+		}
 		sa_put(t, d->sas[i]);
 		natt_ref(t, d->sas[i], +1);
 	}
@@ -331,19 +399,42 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 {
 	struct router *r = router_of(dp);
 	struct router_tables *t = r->tables;
+	struct sa_move *mv;
+	uint32_t *readded;
+	size_t n_mv = 0;
+	int rc;
 
 	/* Each route costs a look at every tunnel (config_tunnel_resolve_in):
 	 * many (a batch loading thousands) are cheaper built whole. */
 	if (t == NULL || t->sa_conf == NULL || d->n_routes + d->n_routes_deleted > DELTA_ROUTES_MAX ||
 	    !delta_in_place(t, d))
 		return 1;
+	mv = calloc(d->n_sas + 1, sizeof(*mv));
+	readded = malloc((d->n_sas + 1) * sizeof(*readded));
+	if (mv == NULL || readded == NULL) {
+		free(mv);
+		free(readded);
+		return 1;
+	}
+	for (size_t i = 0; i < d->n_sas; i++)
+		readded[i] = d->sas[i]->id;
+	qsort(readded, d->n_sas, sizeof(*readded), id_cmp);
 	/* Deletions first: an object in both is replaced. A failure part way
 	 * (only what esgw-ctld has checked already, or out of memory) leaves
 	 * the tables consistent but not complete: esgw-ctld pushes them whole. */
-	if (delete_part(t, d, err, errlen) < 0 || add_part(t, d, err, errlen) < 0) {
+	rc = delete_part(t, d, readded, err, errlen) < 0 || add_part(t, d, mv, &n_mv, err, errlen) < 0
+		     ? -1
+		     : 0;
+	free(readded);
+	if (rc < 0) {
+		free(mv);
 		fib_cache_clear(r);
 		return -1;
 	}
+	qsort(mv, n_mv, sizeof(*mv), move_slot_cmp);
+	if (n_mv)
+		moves_apply(r, t, mv, n_mv);
+	free(mv);
 	t->generation = d->generation;
 	t->workers = d->workers;
 	fib_cache_clear(r); /* it may point at a moved route */

@@ -59,6 +59,18 @@ static void clear_after(struct router *r, uint32_t slot, uint8_t worker)
 	after[slot] = 0;
 }
 
+/* A marker for the SA in slot, from worker from to worker to, queued. */
+static void queue(struct router *r, uint32_t slot, uint32_t from, uint32_t to)
+{
+	if (r->nb_handovers == r->dp.max_sas) {
+		ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
+		return;
+	}
+	r->handovers[r->nb_handovers++] =
+		(struct router_handover){.slot = slot, .from = (uint16_t)from, .to = (uint16_t)to};
+	ESGW_INFO("SA slot %u: worker %u -> %u", slot, from, to);
+}
+
 /* A slot of the old tables: queue a marker if the new ones place it on
  * another worker; once per slot (before[] is cleared as it is seen). */
 static void compare(struct router *r, uint32_t slot, uint8_t worker)
@@ -68,15 +80,8 @@ static void compare(struct router *r, uint32_t slot, uint8_t worker)
 	(void)worker;
 	if (before[slot] == 0)
 		return;
-	if (after[slot] != 0 && from != to) {
-		if (r->nb_handovers == r->dp.max_sas)
-			ESGW_ERR("hand-over of slot %u: too many markers waiting", slot);
-		else {
-			r->handovers[r->nb_handovers++] = (struct router_handover){
-				.slot = slot, .from = (uint16_t)from, .to = (uint16_t)to};
-			ESGW_INFO("SA slot %u: worker %u -> %u", slot, from, to);
-		}
-	}
+	if (after[slot] != 0 && from != to)
+		queue(r, slot, from, to);
 	before[slot] = 0;
 }
 
@@ -123,5 +128,11 @@ void router_handover_begin(struct router *r, const struct router_tables *old,
 	each_slot(r, new, set_after);
 	each_slot(r, old, compare);
 	each_slot(r, new, clear_after);
+	router_handover_retry(r);
+}
+
+void router_handover_moved(struct router *r, uint32_t slot, uint32_t from, uint32_t to)
+{
+	queue(r, slot, from, to);
 	router_handover_retry(r);
 }

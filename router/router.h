@@ -477,6 +477,10 @@ void router_handover_begin(struct router *r, const struct router_tables *old,
 			   const struct router_tables *new);
 /* Enqueue the markers a full ring or an empty pool refused before. */
 void router_handover_retry(struct router *r);
+/* A change applied in place (config_delta.c) moved the SA in slot from
+ * worker from to worker to: a marker into from's ring (sent at once, or
+ * retried). */
+void router_handover_moved(struct router *r, uint32_t slot, uint32_t from, uint32_t to);
 
 /* stats.c */
 void router_stats(struct esgw_dp *dp, Esgw__DpStats *stats);
