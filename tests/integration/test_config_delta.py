@@ -7,7 +7,8 @@ every tunnel both ways; a restart of the router and of a worker (each then
 gets the whole configuration) leaves them in the same state: the same SAs on
 the same workers and slots, the same traffic. A rekey (`tunnel set`) and a
 move of an SA's outer addresses (`sa update`) are changes in place too, the
-tunnel replaced where it is with the routes into it. A change the router
+tunnel replaced where it is with the routes into it, and so is a move of an
+SA to another worker (`sa move`). A change the router
 does not apply in place (a route by next hop) falls back to a whole push."""
 
 import os
@@ -121,13 +122,14 @@ def test_route_by_next_hop_is_a_whole_push(pair):
     traffic(ns, (1,))
 
 
-def test_rekey_and_sa_update_in_place(pair):
+def test_rekey_sa_update_and_move_in_place(pair):
     """Both directions of tunnel 1 rekeyed on both gateways (new SAs added,
     `tunnel set` to them, the old ones deleted), with tunnels 2..4 after it
     in the router's table; then `sa update` of gw1's new outbound SA to the
-    addresses it already has: every change in place (no whole push), the
-    routes into each tunnel still lead into it, traffic flows through the
-    new SAs only."""
+    addresses it already has, and both new SAs of gw1 handed over to the
+    other worker and back (`sa move`): every change in place (no whole
+    push), the routes into each tunnel still lead into it, traffic flows
+    through the new SAs only."""
     ns, gw1, gw2 = pair
     for gw in (gw1, gw2):
         for line in sc.lines(gw.name, 2, 4):
@@ -153,7 +155,12 @@ def test_rekey_and_sa_update_in_place(pair):
         command(gw, "sa del %d" % sa_out)
         command(gw, "sa del %d" % sa_in)
     command(gw1, "sa update %d local %s remote %s" % (new["gw1"][0], *sc.WAN["gw1"]))
-    h.wait_for(lambda: log_count(gw1, "applied in place") >= in_place + 7, 20, 0.2,
+    for sa_id in new["gw1"]:  # handed over to the other worker, and back
+        for _ in range(2):
+            worker = gw1.sa(sa_id)["worker"]
+            command(gw1, "sa move %d worker %d" % (sa_id, 1 - worker))
+            assert gw1.sa(sa_id)["worker"] == 1 - worker
+    h.wait_for(lambda: log_count(gw1, "applied in place") >= in_place + 11, 20, 0.2,
                "the router's changes in place")
     for gw in (gw1, gw2):
         assert log_count(gw, "applied:") == whole[gw.name], "a whole push on %s" % gw.name
