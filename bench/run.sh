@@ -138,7 +138,8 @@ usage: bench/run.sh [--smoke] [--setting LIST] [--point ALG:SIZE] [--pairs N]
 Environment: ESGW_BENCH_PREFIX (DPDK file prefixes and namespaces, default
 esgw-bench-PID), ESGW_BENCH_RUNDIR (default /tmp/PREFIX), ESGW_BENCH_CACHE
 (where ipsec-secgw is built, default /var/cache/esgw-bench), ESGW_BUILD,
-ESGW_BENCH_KEEP=1 (keep the run directory, for debugging).
+ESGW_BENCH_KEEP=1 (keep the run directory, for debugging), ESGW_BENCH_CTLD_ARGS
+(more esgw-ctld options for every esgw gateway, e.g. "--slice-us 0").
 EOF
 }
 
@@ -191,7 +192,9 @@ IFS=, read -r -a size_list <<<"$SIZES"
 FIRST_ALG=${alg_list[0]}
 
 declare -A CTLD_PID=()
-CTLD_EXTRA=() # more esgw-ctld options (--busy-poll)
+# more esgw-ctld options: ESGW_BENCH_CTLD_ARGS (split on blanks, e.g.
+# "--slice-us 0"), and --busy-poll for its comparison
+read -r -a CTLD_EXTRA <<<"${ESGW_BENCH_CTLD_ARGS:-}"
 NETNS=()
 BPF_MOUNTED=0
 say() { printf '\n=== %s\n' "$*"; }
@@ -875,9 +878,10 @@ busy_poll() {
 	local alg=$FIRST_ALG
 	say "busy polling (esgw-ctld --busy-poll) next to adaptive polling: $alg, sizes $POLL_SIZES"
 	stop_esgw gw1 gw2
-	CTLD_EXTRA=(--busy-poll)
+	local extra=("${CTLD_EXTRA[@]}")
+	CTLD_EXTRA=("${extra[@]}" --busy-poll)
 	start_esgw_chain
-	CTLD_EXTRA=()
+	CTLD_EXTRA=("${extra[@]}")
 	configure_sas "$alg" 1 gw1:1 gw2:2
 	sleep 2
 	at_rest "$run/idle-busy-poll.json" "$PFX-gw1" "$PFX-gw2"

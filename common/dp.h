@@ -54,6 +54,7 @@ struct esgw_dp {
 	struct esgw_stage_cycles cycles; /* reported in DpStats; started by ctl_open */
 	struct esgw_bells bells;         /* owed by this round: esgw_dp_round_end */
 	bool busy_poll;                  /* --busy-poll: esgw_dp_idle never sleeps */
+	uint32_t slice_us;               /* --slice-us: the scheduler slice, 0: the kernel's */
 	/* SA runtime slots: rxtx's --max-sas (the shared table's size); a
 	 * secondary's from the shared table. Slots at or above it are refused. */
 	uint32_t max_sas;
@@ -87,6 +88,9 @@ extern volatile int esgw_dp_quit;
 /* rte_eal_init plus signal handlers; returns the number of EAL arguments
  * consumed (argv is shifted like rte_eal_init does) or exits with a message. */
 int esgw_dp_eal_init(int argc, char **argv);
+/* Ask the kernel for a scheduler slice of slice_us for the calling thread
+ * (0: leave the default); a refusal is logged, not fatal. */
+void esgw_dp_slice_apply(uint32_t slice_us);
 /* Parse the application arguments after "--": --rundir DIR, --worker N (only
  * and then required when want_worker), --help. Logs what is wrong and returns
  * -1 on bad arguments; exits 0 after --help. */

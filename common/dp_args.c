@@ -18,18 +18,22 @@ static void usage(const struct esgw_dp *dp, int want_worker, FILE *out)
 {
 	fprintf(out,
 		"usage: esgw-%s EAL-ARGS... -- %s[--rundir DIR] [--busy-poll] [--max-sas N]\n"
-		"       [--max-workers N]\n"
+		"       [--max-workers N] [--slice-us N]\n"
 		"  --rundir DIR  where the control socket is created (default %s)\n"
 		"  --busy-poll   never sleep when idle: poll at full speed (uses a whole CPU;\n"
 		"                for comparison with the adaptive default)\n"
 		"  --max-sas N   esgw-rxtx: SA runtime slots in the shared table, 1..%u\n"
 		"                (default %d, %zu bytes each of hugepage memory: EAL -m %u\n"
 		"                MiB for the default, more for more)\n"
-		"  --max-workers N  esgw-rxtx: crypto workers with rings, 1..%d (default %d)\n",
+		"  --max-workers N  esgw-rxtx: crypto workers with rings, 1..%d (default %d)\n"
+		"  --slice-us N  the scheduler slice the process asks for, %d..%d us, or 0 for\n"
+		"                the kernel's default (default %d): a process woken by a\n"
+		"                doorbell gets its CPU at once instead of after a busy\n"
+		"                neighbour's slice\n",
 		dp->role, want_worker ? "--worker N " : "", ESGW_RUNDIR_DEFAULT, ESGW_MAX_SAS_CAP,
 		ESGW_DEFAULT_MAX_SAS, sizeof(struct esgw_sa_runtime), ESGW_RXTX_MEM_DEFAULT_MB,
-		ESGW_MAX_WORKERS,
-		ESGW_DEFAULT_MAX_WORKERS);
+		ESGW_MAX_WORKERS, ESGW_DEFAULT_MAX_WORKERS, ESGW_DP_SLICE_US_MIN, ESGW_DP_SLICE_US_MAX,
+		ESGW_DP_SLICE_US_DEFAULT);
 	if (want_worker)
 		fprintf(out,
 			"  --worker N    worker id, below esgw-rxtx's --max-workers: serves ring "
@@ -44,6 +48,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 		{"busy-poll", no_argument, NULL, 'b'},
 		{"max-sas", required_argument, NULL, 'm'},
 		{"max-workers", required_argument, NULL, 'W'},
+		{"slice-us", required_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -53,6 +58,7 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 	dp->worker = -1;
 	dp->max_sas = ESGW_DEFAULT_MAX_SAS;
 	dp->max_workers = ESGW_DEFAULT_MAX_WORKERS;
+	dp->slice_us = ESGW_DP_SLICE_US_DEFAULT;
 	optind = 1; /* the EAL used getopt before us */
 	while ((opt = getopt_long(argc, argv, "", options, NULL)) != -1) {
 		switch (opt) {
@@ -91,6 +97,14 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 				return -1;
 			}
 			break;
+		case 's':
+			if (esgw_parse_u32(optarg, ESGW_DP_SLICE_US_MAX, &dp->slice_us) < 0 ||
+			    (dp->slice_us != 0 && dp->slice_us < ESGW_DP_SLICE_US_MIN)) {
+				ESGW_ERR("--slice-us must be 0 or a number from %d to %d, not '%s'",
+					 ESGW_DP_SLICE_US_MIN, ESGW_DP_SLICE_US_MAX, optarg);
+				return -1;
+			}
+			break;
 		case 'h':
 			usage(dp, want_worker, stdout);
 			exit(0);
@@ -107,5 +121,6 @@ int esgw_dp_args_parse(struct esgw_dp *dp, int argc, char **argv, int want_worke
 		ESGW_ERR("--worker N is required");
 		return -1;
 	}
+	esgw_dp_slice_apply(dp->slice_us);
 	return 0;
 }

@@ -46,4 +46,11 @@ static inline uint32_t esgw_rxtx_mem_mb(uint32_t max_sas)
 #define ESGW_NEIGHBOR_ENTRIES 2048      /* ARP and ND together */
 #define ESGW_MAX_STATIC_NEIGHBORS 256   /* of the neighbour entries */
 
+/* The dataplane processes' scheduler slice unless --slice-us says otherwise
+ * (esgw_dp_slice_apply): a process woken by a doorbell preempts a CPU's busy
+ * neighbour at once instead of after its slice. */
+#define ESGW_DP_SLICE_US_DEFAULT 100
+#define ESGW_DP_SLICE_US_MIN 100    /* the kernel clamps to 0.1 .. */
+#define ESGW_DP_SLICE_US_MAX 100000 /* .. 100 ms */
+
 #endif

@@ -58,6 +58,7 @@ struct ctld_options {
 	const char *log_dir;
 	bool standalone;
 	bool busy_poll; /* --busy-poll: passed on to every dataplane process */
+	int slice_us;   /* --slice-us: passed on to every dataplane process; -1: not given */
 	/* --seq-reserve: outbound sequence numbers reserved ahead per SA
 	 * (seq_floor.c); several seconds at the worker's line rate. */
 	uint64_t seq_reserve;

@@ -26,7 +26,7 @@ static void usage(FILE *out)
 		"                 [--standalone] [--workers N] [--bindir DIR] [--log-dir DIR]\n"
 		"                 [--rxtx-cpu N] [--router-cpu N] [--worker-cpus LIST] [--busy-poll]\n"
 		"                 [--seq-reserve N] [--idle-timeout SECONDS] [--max-sas N]\n"
-		"                 [--max-workers N]\n"
+		"                 [--max-workers N] [--slice-us N]\n"
 		"defaults: socket /run/esgw/ctl.sock, config /var/lib/esgw/config.pb,\n"
 		"          rundir /run/esgw, file prefix esgw, workers 1 (or as saved),\n"
 		"          bindir: the directory of esgw-ctld, log dir: the rundir\n"
@@ -38,6 +38,9 @@ static void usage(FILE *out)
 		"  every CPU must be in esgw-ctld's own affinity mask\n"
 		"--busy-poll (--standalone only): the dataplane never sleeps when idle, a\n"
 		"  whole CPU per process (to compare with the adaptive polling default)\n"
+		"--slice-us N (--standalone only): the scheduler slice every dataplane process\n"
+		"  asks for, %d..%d us or 0 for the kernel's (default %d): a process woken\n"
+		"  by a doorbell preempts a busy neighbour on its CPU at once\n"
 		"--seq-reserve N: outbound sequence numbers each SA may use beyond what is\n"
 		"  saved, %u..%u (default %llu); an SA that outruns the saves holds its\n"
 		"  packets. Make it several seconds at the busiest SA's packet rate.\n"
@@ -48,7 +51,8 @@ static void usage(FILE *out)
 		"  more per SA above it (checked against the host's hugepages at start)\n"
 		"--max-workers N: the most crypto workers `workers set` accepts, 1..%d\n"
 		"  (default %d or the CPUs online if more; rings and doorbells for N)\n",
-		SEQ_RESERVE_MIN, SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT,
+		ESGW_DP_SLICE_US_MIN, ESGW_DP_SLICE_US_MAX, ESGW_DP_SLICE_US_DEFAULT, SEQ_RESERVE_MIN,
+		SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT,
 		ESGW_MAX_SAS_CAP, ESGW_DEFAULT_MAX_SAS, ESGW_RXTX_MEM_DEFAULT_MB, ESGW_SA_RUNTIME_BYTES,
 		ESGW_MAX_WORKERS, ESGW_DEFAULT_MAX_WORKERS);
 }
@@ -149,6 +153,7 @@ static const struct option longopts[] = {
 	{"router-cpu", required_argument, NULL, 'R'},
 	{"worker-cpus", required_argument, NULL, 'W'},
 	{"busy-poll", no_argument, NULL, 'B'},
+	{"slice-us", required_argument, NULL, 'L'},
 	{"seq-reserve", required_argument, NULL, 'Q'},
 	{"idle-timeout", required_argument, NULL, 'I'},
 	{"max-sas", required_argument, NULL, 'M'},
@@ -203,6 +208,21 @@ static uint32_t parse_count(const char *option, const char *text, long max)
 	return (uint32_t)v;
 }
 
+/* --slice-us: 0, or ESGW_DP_SLICE_US_MIN..MAX (exit 2 otherwise). */
+static int parse_slice(const char *text)
+{
+	char *end;
+	long v = strtol(text, &end, 10);
+
+	if (text[0] == '\0' || *end != '\0' || v < 0 || v > ESGW_DP_SLICE_US_MAX ||
+	    (v != 0 && v < ESGW_DP_SLICE_US_MIN)) {
+		fprintf(stderr, "esgw-ctld: --slice-us must be 0 or %d..%d\n", ESGW_DP_SLICE_US_MIN,
+			ESGW_DP_SLICE_US_MAX);
+		exit(2);
+	}
+	return (int)v;
+}
+
 /* --max-workers' default: ESGW_DEFAULT_MAX_WORKERS, or the CPUs online if
  * more (a worker per CPU), within ESGW_MAX_WORKERS. */
 static uint32_t default_max_workers(void)
@@ -251,6 +271,9 @@ static void option_set(int c, const char *arg, struct cpu_texts *cpu)
 	case 'B':
 		ctld.opt.busy_poll = true;
 		break;
+	case 'L':
+		ctld.opt.slice_us = parse_slice(arg);
+		break;
 	case 'I':
 		ctld.opt.idle_timeout = parse_idle_timeout(arg);
 		break;
@@ -296,6 +319,11 @@ static void options_check(int argc, char **argv, const struct cpu_texts *cpu)
 	}
 	if (ctld.opt.busy_poll && !ctld.opt.standalone) {
 		fprintf(stderr, "esgw-ctld: --busy-poll applies to --standalone only\n");
+		exit(2);
+	}
+	if (ctld.opt.slice_us >= 0 && !ctld.opt.standalone) {
+		fprintf(stderr, "esgw-ctld: --slice-us applies to --standalone only (systemd units: "
+				"the process's own --slice-us)\n");
 		exit(2);
 	}
 }
@@ -380,6 +408,7 @@ void ctld_options_parse(int argc, char **argv)
 		.rundir = "/run/esgw",
 		.file_prefix = "esgw",
 		.workers = -1,
+		.slice_us = -1,
 		.seq_reserve = SEQ_RESERVE_DEFAULT,
 		.idle_timeout = IDLE_TIMEOUT_DEFAULT,
 		.max_sas = ESGW_DEFAULT_MAX_SAS,

@@ -101,6 +101,13 @@ static int build_argv(const struct dp_proc *p, char **argv, int max, char *bin, 
 	argv[n++] = (char *)ctld.opt.rundir;
 	if (ctld.opt.busy_poll)
 		argv[n++] = "--busy-poll";
+	if (ctld.opt.slice_us >= 0) {
+		static char slice[16];
+
+		snprintf(slice, sizeof(slice), "%d", ctld.opt.slice_us);
+		argv[n++] = "--slice-us";
+		argv[n++] = slice;
+	}
 	if (strcmp(p->role, "rxtx") == 0) { /* the shared table's size, the rings */
 		static char max_sas[16], max_workers[16];
 
