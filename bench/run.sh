@@ -98,7 +98,8 @@ POLL_SIZES=64,1400
 VETH=0
 PROFILE=0
 SCALE_TUNNELS=1,1000,10000
-SCALE_PAIRS=5 # (S): a trial varies by a fifth either way on this machine
+SCALE_PAIRS=9 # (S): a trial varies by a fifth either way on this machine; with 5
+# pairs the 10,000-tunnel median ratio ranged 0.81-0.90 between runs of one tree
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
 NOTE=
