@@ -198,15 +198,13 @@ static unsigned int sleep_timeout_us(const struct rxtx *rx, unsigned int sleeps)
 void rxtx_loop(struct rxtx *rx)
 {
 	unsigned int idle = 0, iter = 0, sleeps = 0;
-	int woke = 1;
 
 	while (!esgw_dp_quit) {
 		uint64_t begin = rte_rdtsc();
-		/* Punts, and the host's frames from the TAPs: always right after
-		 * a sleep, otherwise every TAP_POLL_US (punt.c). */
-		unsigned int n = rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx, woke);
+		/* Punts, and the host's frames from the TAPs every TAP_POLL_US
+		 * (punt.c). */
+		unsigned int n = rx_round(rx) + tx_round(rx) + rxtx_punt_round(rx);
 
-		woke = 0;
 		esgw_dp_round_end(&rx->dp, begin, n);
 		if (n) {
 			idle = 0;
@@ -223,8 +221,7 @@ void rxtx_loop(struct rxtx *rx)
 			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
 		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx, sleep_timeout_us(rx, sleeps),
 			     tx_pending, rx);
-		woke = 1;
 		if (rx->dp.busy_poll)
-			idle = 0; /* no sleep happened: the TAPs are polled on their timer */
+			idle = 0; /* no sleep happened */
 	}
 }

@@ -81,7 +81,7 @@ int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promi
 /* punt.c: a TAP per configured interface, with the interface's MAC, IPv4
  * addresses and MTU; frames between the TAPs, the punt ring and the ports. */
 int rxtx_punt_configure(struct rxtx *rx, const Esgw__DpConfig *cfg);
-unsigned int rxtx_punt_round(struct rxtx *rx, int poll_taps);
+unsigned int rxtx_punt_round(struct rxtx *rx);
 void rxtx_punt_stop(struct rxtx *rx);
 /* host_addr.c: make the Linux interface's IPv4 addresses and MTU those of ifc. */
 int rxtx_host_addr_sync(const char *ifname, int ifindex, const Esgw__DpInterface *ifc);
