@@ -50,7 +50,7 @@ void esgw_dp_slice_apply(uint32_t slice_us)
 		return;
 	errno = 0;
 	attr.nice = getpriority(PRIO_PROCESS, 0);
-	if (errno == 0 && syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
+	if (errno != 0 || syscall(SYS_sched_setattr, 0, &attr, 0) < 0)
 		ESGW_WARN("scheduler slice of %u us not set (the kernel's default stays): %s",
 			  slice_us, strerror(errno));
 }
