@@ -118,6 +118,12 @@ void config_remove_item(enum config_kind kind, const void *item)
 	config_remove(kind, state_index_position(arr, *n, item));
 }
 
+void config_replace(enum config_kind kind, const void *old, void *next)
+{
+	config_remove_item(kind, old);
+	config_add(kind, next);
+}
+
 static void removed_free(void)
 {
 	for (size_t i = 0; i < change.n; i++)

@@ -184,6 +184,12 @@ void config_add(enum config_kind kind, void *item); /* appended; owned by ctld.c
  * added in). */
 void config_remove(enum config_kind kind, size_t index);
 void config_remove_item(enum config_kind kind, const void *item); /* found in its array */
+/* An object changed as a new copy (next, its index keys already set) in the
+ * old one's place, not in place: one removal and one addition of the log, so
+ * the change is undone, journaled and pushed in proportion to itself (the
+ * router replaces a tunnel where it is; a worker keeps an SA's slot runtime:
+ * same id, slot and instance), and the indexes follow it in O(1). */
+void config_replace(enum config_kind kind, const void *old, void *next);
 void change_begin(void);
 /* Emits the change's events (events_config_diff on what it touched) and keeps
  * the change (what it removed too) for the dataplane's delta until the next

@@ -155,9 +155,8 @@ Esgw__Sa *sa_replace(Esgw__Sa *sa, int32_t worker)
 {
 	Esgw__Sa *next = msg_clone(sa);
 
-	next->worker = worker; /* before it is added: the loads per worker follow */
-	config_remove_item(CONFIG_SA, sa); /* freed, keys wiped, when the change is */
-	config_add(CONFIG_SA, next);
+	next->worker = worker;               /* before it is added: the loads per worker follow */
+	config_replace(CONFIG_SA, sa, next); /* sa freed, keys wiped, with the change */
 	return next;
 }
 

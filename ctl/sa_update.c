@@ -98,11 +98,7 @@ Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 	status = check_request(u, sa, tunnels, n, err, errlen);
 	if (status != ESGW__STATUS__STATUS_OK)
 		return status;
-	/* New copies for the old objects, not changes in place: the change is
-	 * then removals and additions of change.c's log, undone, journaled and
-	 * pushed in proportion to itself (the router replaces the tunnels where
-	 * they are; the worker keeps the slot's runtime: same id, slot and
-	 * instance). */
+	/* New copies for the old objects (config_replace), not changes in place. */
 	for (size_t i = 0; i < n; i++) {
 		Esgw__Tunnel *next = msg_clone(tunnels[i]);
 
@@ -110,8 +106,7 @@ Esgw__Status sa_update_handle(const Esgw__Request *req, Esgw__Response *resp, ch
 			str_set(&next->local, u->local);
 		if (u->remote[0])
 			str_set(&next->remote, u->remote);
-		config_remove_item(CONFIG_TUNNEL, tunnels[i]);
-		config_add(CONFIG_TUNNEL, next);
+		config_replace(CONFIG_TUNNEL, tunnels[i], next);
 		tunnels[i] = next;
 	}
 	sa = sa_replace(sa, sa->worker);

@@ -163,10 +163,8 @@ Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, c
 	status = check_sa_in(t, cur, err, errlen);
 	if (status != OK)
 		return status;
-	/* A new copy for the old one, not a change in place: the change is
-	 * then one removal and one addition of change.c's log, so it is undone,
-	 * journaled and pushed (the router replaces the tunnel where it is) in
-	 * proportion to itself, and the indexes follow it in O(1). */
+	/* A new copy for the old one (config_replace), not a change in place:
+	 * its SAs are index keys (state_tunnel_out, _in), set before it is added. */
 	next = msg_clone(cur);
 	if (set_out)
 		next->sa_out = t->sa_out;
@@ -180,8 +178,7 @@ Esgw__Status tunnel_set_handle(const Esgw__Request *req, Esgw__Response *resp, c
 		next->sa_in = in;
 		next->n_sa_in = t->n_sa_in;
 	}
-	config_remove_item(CONFIG_TUNNEL, cur);
-	config_add(CONFIG_TUNNEL, next);
+	config_replace(CONFIG_TUNNEL, cur, next);
 	ESGW_INFO("tunnel %s set: sa-out %u, %zu sa-in", next->name, next->sa_out, next->n_sa_in);
 	return OK;
 }
