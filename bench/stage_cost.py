@@ -74,6 +74,11 @@ def gateway(gw, before_path, after_path, trial, tsc_hz):
             "driver_cycles_per_packet": ratio(a.get("driver_cycles", 0) - b.get("driver_cycles", 0),
                                               packets),
             "esp_cycles_per_packet": ratio(a.get("esp_cycles", 0) - b.get("esp_cycles", 0), packets),
+            # the sampled ESP-core calls that kept their CPU (stage_cycles.h)
+            "esp_sample_cycles_per_packet": per_packet(b, a, "esp_sample_cycles",
+                                                       "esp_sample_packets"),
+            "esp_sample_packets": a.get("esp_sample_packets", 0) - b.get("esp_sample_packets", 0),
+            "esp_sample_switched": a.get("esp_sample_switched", 0) - b.get("esp_sample_switched", 0),
             "encrypt_cycles_per_packet": per_packet(b, a, "encrypt_cycles", "encrypt_packets"),
             "decrypt_cycles_per_packet": per_packet(b, a, "decrypt_cycles", "decrypt_packets"),
             "busy_packets": a["busy_packets"] - b["busy_packets"],

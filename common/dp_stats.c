@@ -102,6 +102,9 @@ void esgw_dp_stats_stages(const struct esgw_dp *dp, Esgw__DpStats *stats, Esgw__
 	stats->decrypt_packets = c->decrypt_packets;
 	stats->driver_cycles = c->driver_cycles;
 	stats->esp_cycles = c->esp_cycles;
+	stats->esp_sample_cycles = c->esp_sample_cycles;
+	stats->esp_sample_packets = c->esp_sample_packets;
+	stats->esp_sample_switched = c->esp_sample_switched;
 	traffic->rx_packets = c->rx_packets;
 	traffic->rx_bytes = c->rx_bytes;
 	traffic->tx_packets = c->tx_packets;

@@ -26,6 +26,14 @@ struct esgw_stage_cycles {
 	uint64_t driver_cycles;
 	uint64_t driver_pending; /* this round's driver cycles, counted if it is busy */
 	uint64_t esp_cycles;
+	/* The ESP core on a dedicated core: one burst in ESGW_ESP_SAMPLE_EVERY
+	 * timed again with the thread's context switches read around it
+	 * (getrusage), counted only if it kept its CPU throughout. esp_cycles
+	 * counts wall time, which on a shared CPU includes the slices of the
+	 * processes that preempted the worker inside a burst. */
+	uint64_t esp_sample_cycles;
+	uint64_t esp_sample_packets;
+	uint64_t esp_sample_switched; /* sampled bursts left out: switched out inside */
 	/* Hand-offs: the idle sleeps that waited on the doorbell, and the
 	 * producers this process woke because it made room in their ring. */
 	uint64_t sleeps;

@@ -57,6 +57,7 @@ struct crypto_worker {
 	uint64_t packets_decrypted;
 	uint64_t bytes;
 	uint64_t drops[ESGW_DROP_MAX];
+	uint32_t esp_bursts; /* ESP-core calls, for the sampling (worker_loop.c) */
 };
 
 /* worker_loop.c */

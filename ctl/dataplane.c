@@ -200,6 +200,9 @@ static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	info->decrypt_packets = now->decrypt_packets;
 	info->driver_cycles = now->driver_cycles;
 	info->esp_cycles = now->esp_cycles;
+	info->esp_sample_cycles = now->esp_sample_cycles;
+	info->esp_sample_packets = now->esp_sample_packets;
+	info->esp_sample_switched = now->esp_sample_switched;
 	info->sleeps = dp_stats_counter(now->counters, now->n_counters, "sleeps");
 	info->room_wakes = dp_stats_counter(now->counters, now->n_counters, "room_wakes");
 	if (before == NULL || now->tsc_hz == 0) {

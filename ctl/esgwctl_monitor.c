@@ -173,6 +173,9 @@ static void json_dataplane_process(struct json *j, const Esgw__DataplaneInfo *p)
 	json_kv_u64(j, "decrypt_packets", p->decrypt_packets);
 	json_kv_u64(j, "driver_cycles", p->driver_cycles);
 	json_kv_u64(j, "esp_cycles", p->esp_cycles);
+	json_kv_u64(j, "esp_sample_cycles", p->esp_sample_cycles);
+	json_kv_u64(j, "esp_sample_packets", p->esp_sample_packets);
+	json_kv_u64(j, "esp_sample_switched", p->esp_sample_switched);
 	json_kv_u64(j, "sleeps", p->sleeps);
 	json_kv_u64(j, "room_wakes", p->room_wakes);
 	json_kv_double(j, "wakes_per_second", p->wakes_per_second);
