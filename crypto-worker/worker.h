@@ -4,6 +4,7 @@
 #ifndef ESGW_CRYPTO_WORKER_H
 #define ESGW_CRYPTO_WORKER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <intel-ipsec-mb.h>
@@ -50,6 +51,12 @@ struct crypto_worker {
 	/* Non-NULL: the SA is ours but in standby, its runtime slot still owned
 	 * by the worker handing it over (handover.c). */
 	struct sa_parking **parking;
+	/* Bitmaps by slot (64 a word): the SAs whose statistics changed since
+	 * the last answer that listed only those (esgw-ctld's 1 s sampler:
+	 * DpStatsQuery.sa_changed), and those with a time limit, which the
+	 * stats answer checks even when nothing else changed. */
+	uint64_t *sa_changed;
+	uint64_t *sa_timed;
 	uint32_t *standby; /* the slots in standby, in no order: handover_poll's */
 	uint32_t nb_standby;
 	/* Counters of this worker; the per-SA ones are in shared memory. */
@@ -59,6 +66,25 @@ struct crypto_worker {
 	uint64_t drops[ESGW_DROP_MAX];
 	uint32_t esp_bursts; /* ESP-core calls, for the sampling (worker_loop.c) */
 };
+
+static inline bool crypto_worker_slot_bit(const uint64_t *map, uint32_t slot)
+{
+	return (map[slot >> 6] >> (slot & 63)) & 1;
+}
+
+static inline void crypto_worker_slot_set(uint64_t *map, uint32_t slot, bool on)
+{
+	if (on)
+		map[slot >> 6] |= 1ull << (slot & 63);
+	else
+		map[slot >> 6] &= ~(1ull << (slot & 63));
+}
+
+/* Its packets, drops, sequence numbers, limit, expiry or owner changed. */
+static inline void crypto_worker_sa_changed(struct crypto_worker *w, uint32_t slot)
+{
+	crypto_worker_slot_set(w->sa_changed, slot, true);
+}
 
 /* worker_loop.c */
 int crypto_worker_rings_attach(struct crypto_worker *w);

@@ -266,6 +266,10 @@ static int install(struct crypto_worker *w, unsigned int slot, const Esgw__DpSa 
 		*bytes = (struct sa_built){0};
 	}
 	w->sa_id[slot] = s ? s->id : 0;
+	crypto_worker_slot_set(w->sa_timed, slot,
+			       w->sa[slot] != NULL && (w->sa[slot]->soft.seconds != 0 ||
+						       w->sa[slot]->hard.seconds != 0));
+	crypto_worker_sa_changed(w, slot); /* listed at the next sample, gone or not */
 	*fresh = NULL;
 	if (s == NULL || w->sa_instance[slot] != s->instance)
 		w->seq_limit[slot] = 0;
@@ -293,11 +297,14 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 	w->seq_limit = esgw_slot_table_alloc(n, sizeof(*w->seq_limit));
 	w->parking = esgw_slot_table_alloc(n, sizeof(*w->parking));
 	w->standby = esgw_slot_table_alloc(n, sizeof(*w->standby));
+	w->sa_changed = esgw_slot_table_alloc((n + 63) / 64, sizeof(*w->sa_changed));
+	w->sa_timed = esgw_slot_table_alloc((n + 63) / 64, sizeof(*w->sa_timed));
 	fresh = esgw_slot_table_alloc(n, sizeof(*fresh));
 	fresh_cfg = esgw_slot_table_alloc(n, sizeof(*fresh_cfg));
 	bytes = esgw_slot_table_alloc(n, sizeof(*bytes));
 	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
-	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL || fresh == NULL ||
+	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL ||
+	    w->sa_changed == NULL || w->sa_timed == NULL || fresh == NULL ||
 	    fresh_cfg == NULL || bytes == NULL) {
 		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
 		return -1;
@@ -399,6 +406,7 @@ void crypto_worker_seq_limit_apply(struct crypto_worker *w, uint32_t slot)
 	    __atomic_load_n(&sa->rt->owner, __ATOMIC_ACQUIRE) != w->id)
 		return;
 	esp_seq_limit_raise(sa, w->seq_limit[slot]);
+	crypto_worker_sa_changed(w, slot); /* its limit, or its owner (handover_poll) */
 }
 
 void crypto_worker_on_seq_limits(struct esgw_dp *dp, const Esgw__DpSeqLimits *limits)
@@ -430,12 +438,45 @@ void crypto_worker_sas_wipe(struct crypto_worker *w)
 	}
 }
 
+/* Whether the SA in slot goes into a stats answer: any SA, or with
+ * changed_only those changed since the last such answer. Time limits of an
+ * SA that sends nothing are noticed here (esgw-ctld asks every second);
+ * only the owner writes the runtime (not an SA in hand-over standby). */
+static bool sa_listed(struct crypto_worker *w, uint32_t slot, bool changed_only)
+{
+	struct esp_sa *sa = w->sa[slot];
+
+	if (sa == NULL)
+		return false;
+	if (crypto_worker_slot_bit(w->sa_timed, slot) &&
+	    __atomic_load_n(&sa->rt->owner, __ATOMIC_ACQUIRE) == w->id) {
+		uint32_t expired = sa->rt->expired;
+
+		esp_lifetime_check(sa, esp_clock_seconds());
+		if (sa->rt->expired != expired)
+			crypto_worker_sa_changed(w, slot);
+	}
+	return !changed_only || crypto_worker_slot_bit(w->sa_changed, slot);
+}
+
+/* The next slot from slot on that may be listed: with changed_only, whole
+ * words of SAs unchanged and without time limits are skipped (an idle hub's
+ * thousands of SAs cost a few hundred word reads). */
+static uint32_t sa_next_candidate(const struct crypto_worker *w, uint32_t slot, bool changed_only)
+{
+	while (changed_only && slot < w->dp.max_sas && (slot & 63) == 0 &&
+	       (w->sa_changed[slot >> 6] | w->sa_timed[slot >> 6]) == 0)
+		slot += 64;
+	return slot;
+}
+
 void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 {
 	struct crypto_worker *w = (struct crypto_worker *)dp;
 	Esgw__Counter **drops, **counters;
 	const Esgw__DpStatsQuery *q = dp->stats_query;
-	uint32_t from = q != NULL ? q->sa_from : 0, max = q != NULL ? q->sa_max : 0, slot;
+	uint32_t from = q != NULL ? q->sa_from : 0, max = q != NULL ? q->sa_max : 0, slot, end;
+	bool changed_only = q != NULL && q->sa_changed;
 	Esgw__DpSaStats *sa_stats;
 	size_t n_drops, n_sas = 0;
 
@@ -447,9 +488,13 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	memcpy(counters + 3, drops, n_drops * sizeof(*drops));
 	stats->counters = counters;
 	stats->n_counters = 3 + n_drops;
+	stats->sa_changed = changed_only;
 
-	for (slot = from; slot < w->dp.max_sas && (max == 0 || n_sas < max); slot++)
-		n_sas += w->sa[slot] != NULL;
+	for (slot = from; (slot = sa_next_candidate(w, slot, changed_only)) < w->dp.max_sas &&
+			  (max == 0 || n_sas < max);
+	     slot++)
+		n_sas += sa_listed(w, slot, changed_only);
+	end = slot < w->dp.max_sas ? slot : w->dp.max_sas;
 	/* A page: where the next one starts, if any SA is left there. */
 	while (slot < w->dp.max_sas && w->sa[slot] == NULL)
 		slot++;
@@ -461,12 +506,17 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	sa_stats = esgw_dp_stats_alloc(dp, n_sas * sizeof(*sa_stats));
 	stats->n_sas = 0;
-	for (slot = from; slot < w->dp.max_sas && stats->n_sas < n_sas; slot++) {
+	for (slot = from; (slot = sa_next_candidate(w, slot, changed_only)) < end &&
+			  stats->n_sas < n_sas;
+	     slot++) {
 		const struct esgw_sa_runtime *rt;
 		Esgw__DpSaStats *s;
 
-		if (w->sa[slot] == NULL)
+		if (w->sa[slot] == NULL ||
+		    (changed_only && !crypto_worker_slot_bit(w->sa_changed, slot)))
 			continue;
+		if (changed_only)
+			crypto_worker_slot_set(w->sa_changed, slot, false);
 		rt = w->sa[slot]->rt;
 		s = &sa_stats[stats->n_sas];
 		esgw__dp_sa_stats__init(s);
@@ -478,10 +528,6 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 		s->seq_out = rt->seq_out;
 		s->seq_out_max = rt->seq_out_max;
 		s->replay_top = rt->replay.top;
-		/* Time limits of an idle SA are noticed here: ctld asks every second.
-		 * Only the owner writes the runtime (not an SA in hand-over standby). */
-		if (__atomic_load_n(&rt->owner, __ATOMIC_ACQUIRE) == w->id)
-			esp_lifetime_check(w->sa[slot], esp_clock_seconds());
 		s->soft_expired = (rt->expired & ESGW_SA_SOFT_EXPIRED) != 0;
 		s->hard_expired = (rt->expired & ESGW_SA_HARD_EXPIRED) != 0;
 		s->seq_exhausted = (rt->expired & ESGW_SA_SEQ_EXHAUSTED) != 0;

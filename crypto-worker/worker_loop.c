@@ -330,6 +330,7 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 			esgw_drop(m, w->drops, ESGW_DROP_NO_SA);
 			continue;
 		}
+		crypto_worker_sa_changed(w, meta->sa_slot); /* counted whatever comes next */
 		if (make_contiguous(m) < 0) {
 			drop_sa_packet(w, m, sa, ESGW_DROP_MALFORMED);
 			continue;

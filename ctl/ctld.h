@@ -306,6 +306,10 @@ Esgw__DpResponse *dp_conn_exchange(struct dp_proc *p, const Esgw__DpRequest *req
 /* dp_stats.c */
 /* DpStats of one process, or NULL (not reachable). Free with dp_stats_free. */
 Esgw__DpResponse *dp_stats(struct dp_proc *p);
+/* The same, a crypto worker listing only the SAs changed since its last
+ * such answer (DpStatsQuery.sa_changed): esgw-ctld's sampler's alone. No
+ * cached answer stands in for a late one. */
+Esgw__DpResponse *dp_stats_changed(struct dp_proc *p);
 /* The same with the router's neighbour table in stats->neighbors; not cached. */
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
 /* A crypto worker's DpStats listing only its first SA at slot or above (so

@@ -22,6 +22,29 @@ static struct sample prev[CTLD_MAX_PROCS], last[CTLD_MAX_PROCS];
 static ev_timer sampler;
 static struct arena arena;
 
+/* A crypto worker answers the sampler with the SAs changed since its last
+ * answer only (dp_stats_changed), so an idle hub's thousands of SAs cost
+ * nothing each second; what it said last of each SA is kept here, by slot.
+ * Its first answer to this ctld, and the one after a failed sample (pages
+ * lost), list every SA (dp_stats). */
+struct sa_seen {
+	uint32_t id;      /* the SA the rest is of; another in the slot starts over */
+	int32_t worker;   /* the worker that listed it last */
+	uint64_t packets, bytes;
+	double pps, bps;  /* over the interval of the sample that listed it */
+	uint64_t sample;  /* that sample's number (sampled[worker's process]) */
+};
+
+static struct sa_seen *seen;                 /* by slot, ctld.opt.max_sas */
+static uint64_t sampled[CTLD_MAX_PROCS];     /* samples taken of each process */
+static pid_t sa_view_pid[CTLD_MAX_PROCS];    /* seen holds all SAs of this process */
+
+/* Counter differences; a counter that went backwards (reset) gives 0. */
+static double delta(uint64_t now, uint64_t before)
+{
+	return now >= before ? (double)(now - before) : 0.0;
+}
+
 static void sample_clear(struct sample *s)
 {
 	dp_stats_free(s->resp);
@@ -52,21 +75,65 @@ static void observe_sas(struct dp_proc *p, const Esgw__DpStats *st)
 	free(sas);
 }
 
+/* Seconds between two samples of one process instance by its own clock (ctld's
+ * timer may run late under load); 0 if they are not of one instance. */
+static double interval_of(const Esgw__DpStats *now, const Esgw__DpStats *before)
+{
+	if (before == NULL || now->tsc_hz == 0 || !same_instance(now, before))
+		return 0;
+	return delta(now->tsc, before->tsc) / (double)now->tsc_hz;
+}
+
+/* The SAs a crypto worker's sample lists, into seen with their rates. */
+static void sas_seen(int i, const Esgw__DpStats *now, const Esgw__DpStats *before)
+{
+	double interval = interval_of(now, before);
+
+	if (strcmp(now->role, "crypto") != 0)
+		return;
+	sampled[i]++;
+	for (size_t k = 0; k < now->n_sas; k++) {
+		const Esgw__DpSaStats *sa = now->sas[k];
+		struct sa_seen *e;
+
+		if (sa->slot >= ctld.opt.max_sas)
+			continue;
+		e = &CTLD_SLOTS(seen)[sa->slot];
+		if (e->id != sa->id || e->sample == 0) {
+			*e = (struct sa_seen){.id = sa->id, .packets = sa->packets, .bytes = sa->bytes};
+		}
+		/* Listed now and not at some samples before: unchanged over
+		 * those, so all of the difference is of this interval. */
+		e->pps = interval > 0 ? delta(sa->packets, e->packets) / interval : 0;
+		e->bps = interval > 0 ? 8 * delta(sa->bytes, e->bytes) / interval : 0;
+		e->packets = sa->packets;
+		e->bytes = sa->bytes;
+		e->worker = now->worker;
+		e->sample = sampled[i];
+	}
+	if (!now->sa_changed)
+		sa_view_pid[i] = now->pid;
+}
+
 void dataplane_sample(void)
 {
 	for (int i = 0; i < CTLD_MAX_PROCS; i++) {
-		Esgw__DpResponse *r;
+		Esgw__DpResponse *r = NULL;
+		struct dp_proc *p = &ctld.procs[i];
 
 		/* A late timer fires again at once (libev catches up): samples
 		 * that close together would make rates out of noise. */
 		if (i < ctld.nprocs && last[i].resp != NULL &&
 		    ev_time() - last[i].at < SAMPLE_PERIOD / 2)
 			continue;
-		r = i < ctld.nprocs ? dp_stats(&ctld.procs[i]) : NULL;
+		if (i < ctld.nprocs)
+			r = p->worker >= 0 && p->pid > 0 && sa_view_pid[i] == p->pid ? dp_stats_changed(p)
+										      : dp_stats(p);
 
 		if (r == NULL) {
 			sample_clear(&prev[i]);
 			sample_clear(&last[i]);
+			sa_view_pid[i] = 0; /* pages of changes may be lost */
 			continue;
 		}
 		sample_clear(&prev[i]);
@@ -74,11 +141,12 @@ void dataplane_sample(void)
 		/* The time of this very answer: the requests before it may have
 		 * taken a while, so the loop's cached ev_now() would be stale. */
 		last[i] = (struct sample){r, ev_time()};
-		observe_sas(&ctld.procs[i], r->stats);
+		observe_sas(p, r->stats);
 		sa_usage_observe(r->stats);
 		acquire_observe(r->stats);
 		if (prev[i].resp != NULL && !same_instance(r->stats, prev[i].resp->stats))
 			sample_clear(&prev[i]); /* restarted: its counters started over */
+		sas_seen(i, r->stats, prev[i].resp ? prev[i].resp->stats : NULL);
 	}
 }
 
@@ -102,18 +170,13 @@ void dataplane_sampler_stop(void)
 	for (int i = 0; i < CTLD_MAX_PROCS; i++) {
 		sample_clear(&prev[i]);
 		sample_clear(&last[i]);
+		sa_view_pid[i] = 0;
 	}
 }
 
 static void *alloc(size_t size)
 {
 	return arena_alloc(&arena, size);
-}
-
-/* Counter differences; a counter that went backwards (reset) gives 0. */
-static double delta(uint64_t now, uint64_t before)
-{
-	return now >= before ? (double)(now - before) : 0.0;
 }
 
 static double ratio(double num, double den)
@@ -146,28 +209,35 @@ static struct traffic traffic_of(const Esgw__DpStats *st)
 	return t;
 }
 
-static void sa_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
-		     const Esgw__DpStats *before, double interval)
+/* The SAs worker process i listed last, from seen: rates of those its last
+ * sample listed, 0 for those unchanged since. */
+static void sa_rates(Esgw__DataplaneInfo *info, int i)
 {
-	info->sas = alloc(now->n_sas * sizeof(*info->sas));
-	for (size_t k = 0; k < now->n_sas; k++) {
-		const Esgw__DpSaStats *sa = now->sas[k];
-		/* k: where it was if no SA came or went; an SA new since is not
-		 * looked for by a scan, which would make a bulk load quadratic. */
-		const Esgw__DpSaStats *old = dp_stats_find_sa(before, sa->id, sa->slot, k);
-		Esgw__SaRate *r = alloc(sizeof(*r));
-		Esgw__Tunnel *t = state_tunnel_out(sa->id);
+	const struct dp_proc *p = &ctld.procs[i];
 
+	if (seen == NULL || p->worker < 0)
+		return;
+	info->sas = alloc(ctld.config->n_sas * sizeof(*info->sas));
+	for (size_t k = 0; k < ctld.config->n_sas; k++) {
+		const Esgw__Sa *sa = ctld.config->sas[k];
+		const struct sa_seen *e = sa->slot < ctld.opt.max_sas ? &seen[sa->slot] : NULL;
+		Esgw__SaRate *r;
+		Esgw__Tunnel *t;
+
+		if (e == NULL || e->id != sa->id || e->sample == 0 || e->worker != p->worker)
+			continue;
+		r = alloc(sizeof(*r));
 		esgw__sa_rate__init(r);
+		t = state_tunnel_out(sa->id);
 		if (t == NULL)
 			t = state_tunnel_in(sa->id);
 		r->id = sa->id;
 		r->tunnel = t ? t->name : "";
-		r->packets = sa->packets;
-		r->bytes = sa->bytes;
-		if (old != NULL && interval > 0) {
-			r->packets_per_second = delta(sa->packets, old->packets) / interval;
-			r->bits_per_second = 8 * delta(sa->bytes, old->bytes) / interval;
+		r->packets = e->packets;
+		r->bytes = e->bytes;
+		if (e->sample == sampled[i]) {
+			r->packets_per_second = e->pps;
+			r->bits_per_second = e->bps;
 		}
 		info->sas[info->n_sas++] = r;
 	}
@@ -184,11 +254,11 @@ static void wake_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	info->packets_per_wake = ratio(delta(now->busy_packets, before->busy_packets), sleeps);
 }
 
-static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
+static void fill_rates(Esgw__DataplaneInfo *info, int i, const Esgw__DpStats *now,
 		       const Esgw__DpStats *before)
 {
 	struct traffic t1 = traffic_of(now), t0;
-	double cycles, interval;
+	double cycles, interval = interval_of(now, before);
 
 	info->tsc_hz = now->tsc_hz;
 	info->loop_cycles = now->loop_cycles;
@@ -205,17 +275,10 @@ static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	info->esp_sample_switched = now->esp_sample_switched;
 	info->sleeps = dp_stats_counter(now->counters, now->n_counters, "sleeps");
 	info->room_wakes = dp_stats_counter(now->counters, now->n_counters, "room_wakes");
-	if (before == NULL || now->tsc_hz == 0) {
-		sa_rates(info, now, NULL, 0);
+	sa_rates(info, i);
+	if (interval <= 0)
 		return;
-	}
-	/* The processes' own clock: ctld's timer may run late under load. */
 	cycles = delta(now->tsc, before->tsc);
-	interval = cycles / (double)now->tsc_hz;
-	if (interval <= 0) {
-		sa_rates(info, now, NULL, 0);
-		return;
-	}
 	t0 = traffic_of(before);
 	info->interval = interval;
 	info->rx_packets_per_second = delta(t1.rx_packets, t0.rx_packets) / interval;
@@ -238,7 +301,6 @@ static void fill_rates(Esgw__DataplaneInfo *info, const Esgw__DpStats *now,
 	info->decrypt_packets_per_second =
 		delta(now->decrypt_packets, before->decrypt_packets) / interval;
 	wake_rates(info, now, before, interval);
-	sa_rates(info, now, before, interval);
 }
 
 void dataplane_show(Esgw__ShowReply *reply)
@@ -258,7 +320,7 @@ void dataplane_show(Esgw__ShowReply *reply)
 		info->state = (char *)dp_proc_state_name(p->state);
 		/* A sample of an instance that has since gone says nothing of this one. */
 		if (now != NULL && (p->pid <= 0 || now->pid == p->pid))
-			fill_rates(info, now, before);
+			fill_rates(info, i, now, before);
 		reply->dataplane[reply->n_dataplane++] = info;
 	}
 }

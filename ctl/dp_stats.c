@@ -72,7 +72,7 @@ static bool sas_append(Esgw__DpStats *first, Esgw__DpStats *page)
 
 /* A DpStatsQuery to p, its SAs asked for page by page; NULL if it is not
  * running or does not answer (any of the pages). */
-static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *asked)
+static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool changed, bool *asked)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
 	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
@@ -82,6 +82,7 @@ static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *as
 	if (!*asked)
 		return NULL;
 	q.neighbors = neighbors;
+	q.sa_changed = changed;
 	q.sa_max = SA_PAGE;
 	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
@@ -104,23 +105,39 @@ static Esgw__DpResponse *stats_query(struct dp_proc *p, bool neighbors, bool *as
 	return first;
 }
 
+/* resp if it is an answer with statistics, else NULL (resp freed). */
+static Esgw__DpResponse *with_stats(Esgw__DpResponse *resp)
+{
+	if (answered(resp))
+		return resp;
+	dp_stats_free(resp);
+	return NULL;
+}
+
+/* What every answer of p tells about p itself; resp, or NULL. */
+static Esgw__DpResponse *observed(struct dp_proc *p, Esgw__DpResponse *resp)
+{
+	if (resp == NULL)
+		return NULL;
+	if (!ctld.opt.standalone)
+		p->pid = resp->stats->pid;
+	/* It forgot a config it acked (restarted behind our back): push again. */
+	if (resp->stats->generation < p->acked_generation)
+		p->acked_generation = resp->stats->generation;
+	return resp;
+}
+
 Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p)
 {
 	bool asked;
-	Esgw__DpResponse *resp = stats_query(p, true, &asked);
 
-	if (resp != NULL && (resp->status != ESGW__STATUS__STATUS_OK || resp->stats == NULL)) {
-		dp_stats_free(resp);
-		return NULL;
-	}
-	return resp;
+	return with_stats(stats_query(p, true, false, &asked));
 }
 
 Esgw__DpResponse *dp_stats_slot(struct dp_proc *p, uint32_t slot)
 {
 	Esgw__DpRequest req = ESGW__DP_REQUEST__INIT;
 	Esgw__DpStatsQuery q = ESGW__DP_STATS_QUERY__INIT;
-	Esgw__DpResponse *r;
 
 	if (ctld.opt.standalone && p->state != PROC_RUNNING)
 		return NULL;
@@ -129,18 +146,20 @@ Esgw__DpResponse *dp_stats_slot(struct dp_proc *p, uint32_t slot)
 	req.version = ESGW__DP_VERSION__DP_VERSION_CURRENT;
 	req.body_case = ESGW__DP_REQUEST__BODY_STATS;
 	req.stats = &q;
-	r = dp_conn_exchange(p, &req);
-	if (!answered(r)) {
-		dp_stats_free(r);
-		return NULL;
-	}
-	return r;
+	return with_stats(dp_conn_exchange(p, &req));
+}
+
+Esgw__DpResponse *dp_stats_changed(struct dp_proc *p)
+{
+	bool asked;
+
+	return observed(p, with_stats(stats_query(p, false, true, &asked)));
 }
 
 Esgw__DpResponse *dp_stats(struct dp_proc *p)
 {
 	bool asked;
-	Esgw__DpResponse *resp = stats_query(p, false, &asked);
+	Esgw__DpResponse *resp = stats_query(p, false, false, &asked);
 
 	if (!asked)
 		return NULL;
@@ -151,20 +170,14 @@ Esgw__DpResponse *dp_stats(struct dp_proc *p)
 			return esgw__dp_response__unpack(NULL, p->stats_cache_len, p->stats_cache);
 		return NULL;
 	}
-	if (resp->status != ESGW__STATUS__STATUS_OK || resp->stats == NULL) {
-		dp_stats_free(resp);
+	resp = with_stats(resp);
+	if (resp == NULL)
 		return NULL;
-	}
 	free(p->stats_cache);
 	p->stats_cache_len = esgw__dp_response__get_packed_size(resp);
 	p->stats_cache = malloc(p->stats_cache_len ? p->stats_cache_len : 1);
 	if (p->stats_cache != NULL)
 		esgw__dp_response__pack(resp, p->stats_cache);
 	p->stats_cache_pid = resp->stats->pid;
-	if (!ctld.opt.standalone)
-		p->pid = resp->stats->pid;
-	/* It forgot a config it acked (restarted behind our back): push again. */
-	if (resp->stats->generation < p->acked_generation)
-		p->acked_generation = resp->stats->generation;
-	return resp;
+	return observed(p, resp);
 }

@@ -15,6 +15,8 @@ Namespaces and DPDK prefixes start with "hh"; everything is removed after.
 import json
 import os
 import signal
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -98,6 +100,50 @@ def test_show_dataplane_rates_under_traffic(pair):
                 all(s["pps"] == 0 for s in w["sas"]) and p["router"]["rx_pps"] < 5 and
                 p["rxtx"]["rx_pps"] < 5 and w["interval"] > 0)
     h.wait_for(quiet, timeout=6, interval=0.5, what="rates back to zero")
+
+
+def worker_stats(gw, dp, changed):
+    """A DpStats query straight to gw's crypto-0, as esgw-ctld's sampler
+    (changed: only the SAs changed since the last such answer) or not."""
+    req = dp.DpRequest(version=dp.DP_VERSION_CURRENT,
+                       stats=dp.DpStatsQuery(sa_changed=changed))
+    body = req.SerializeToString()
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+        s.settimeout(5)
+        s.connect(os.path.join(gw.rundir, "crypto-0.sock"))
+        s.sendall(struct.pack(">I", len(body)) + body)
+        data = b""
+        while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+            chunk = s.recv(65536)
+            assert chunk, "control socket closed mid-reply"
+            data += chunk
+    resp = dp.DpResponse.FromString(data[4:])
+    assert resp.status == 0, resp.error
+    return resp.stats
+
+
+def test_sampler_asks_for_changed_sas_only(pair, dp):
+    """Each second esgw-ctld asks the workers for the SAs changed since its
+    last question only, so a hub's idle SAs cost nothing; a full question
+    still lists every SA, and show dataplane every SA of the worker."""
+    gw = pair["gw1"]
+    both = {h.SA_ID_GW1_OUT, h.SA_ID_GW1_IN}
+    full = worker_stats(gw, dp, False)
+    assert not full.sa_changed and {s.id for s in full.sas} == both, full
+
+    def quiet_pair():  # two questions with nothing between: the second lists none
+        worker_stats(gw, dp, True)
+        again = worker_stats(gw, dp, True)
+        assert again.sa_changed, again
+        return len(again.sas) == 0
+    h.wait_for(quiet_pair, timeout=10, interval=0.5, what="an answer without SAs")
+
+    def ping_listed():  # ctld's own 1 s question may take the change first: again
+        h.ping(pair["ns"]["h1"], h.H2_ADDR, count=1)
+        return {s.id for s in worker_stats(gw, dp, True).sas} == both
+    h.wait_for(ping_listed, timeout=20, interval=0.1, what="both SAs listed after a ping")
+    sas = {s["id"]: s for s in dataplane(gw)["crypto-0"]["sas"]}
+    assert set(sas) == both and all(s["packets"] > 0 for s in sas.values()), sas
 
 
 def test_show_dataplane_table(pair):
