@@ -552,6 +552,8 @@ def main():
     ap.add_argument("--stages", nargs="*", default=[], help="TAG:ALG=FILE from stage_cost.py")
     ap.add_argument("--two-workers", nargs="*", default=[], help="ALG=FILE")
     ap.add_argument("--scale", nargs="*", default=[], help="TUNNELS=FILE: the chain with a hub's tunnels")
+    ap.add_argument("--scale-idle", nargs="*", default=[],
+                    help="TUNNELS=FILE: cpu_usage.py diff of each scale chain at rest")
     ap.add_argument("--idle", help="cpu_usage.py diff of the esgw gateways at rest")
     ap.add_argument("--idle-secgw", help="the same for the ipsec-secgw gateways")
     ap.add_argument("--esp-core", help="esp-core --markdown output")
@@ -666,6 +668,13 @@ def main():
                 "elsewhere, and in brackets the range of each pair's own ratio (a single trial "
                 "here varies by about a fifth either way with nothing changed).", ""]
         out += scale_table(args.scale)
+    if args.scale_idle:
+        out += ["", "### The same chains at rest", "",
+                "Each chain's two gateways over a few seconds without traffic, the tunnels "
+                "configured, measured as `CPU at rest` measures (B)'s gateways.", ""]
+        for item in sorted(args.scale_idle, key=lambda i: int(i.split("=", 1)[0])):
+            n, path = item.split("=", 1)
+            out += idle_lines(path, "%s tunnel%s:" % (n, "" if n == "1" else "s"))[0]
     if args.esp_core:
         out += ["", "## The ESP core alone (bench/esp-core), one core, warm and uncached buffers", "",
                 "esp_encap_burst / esp_decap_burst on 32-packet bursts of one SA, no rings, no "

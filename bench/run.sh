@@ -790,6 +790,7 @@ two_workers() {
 # and the report gives each count's ratio to the fewest tunnels' figure of
 # the same pair.
 scale_args=()
+scale_idle_args=()
 scale_chain() { # n: chain sc<n>, gateways sc<n>a (as gw1) and sc<n>b (as gw2)
 	local n=$1 a=sc$1a b=sc$1b gw side f
 	eval "PLACE_$a=\$PLACE_gw1 PLACE_$b=\$PLACE_gw2"
@@ -817,6 +818,13 @@ scale_point() {
 	for n in ${SCALE_TUNNELS//,/ }; do
 		say "scale: a chain with $n tunnels (aes-gcm-128)"
 		scale_chain "$n"
+		# At rest with the tunnels configured: what the count costs when no
+		# packet flows (esgw-ctld's 1 s statistics, timers), once the
+		# first samples after the load (every SA listed) are past.
+		sleep 2
+		say "CPU of the chain with $n tunnels at rest, over $IDLE_SECONDS s"
+		at_rest "$run/idle-scale-$n.json" "$PFX-sc${n}a" "$PFX-sc${n}b"
+		scale_idle_args+=("$n=$run/idle-scale-$n.json")
 		freeze "sc${n}a" "sc${n}b"
 	done
 	for pair in $(seq 1 "$SCALE_PAIRS"); do
@@ -964,7 +972,7 @@ machine="- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -
 results_args=()
 [ "$WRITE_RESULTS" -eq 1 ] && results_args=(--markdown "$OUT")
 "$PY" "$top/bench/report.py" --runs "$RUNS" "${raw_args[@]}" --stages "${stage_files[@]}" \
-	--two-workers "${two_worker_args[@]}" --scale "${scale_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
+	--two-workers "${two_worker_args[@]}" --scale "${scale_args[@]}" --scale-idle "${scale_idle_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
 	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--command "$cmdline" --machine "$machine" --note "$NOTE" \
 	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trial=$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each, esgw's SAs on worker ${LAT_WORKER:-0}; (S): $SCALE_TUNNELS tunnels, $SCALE_PAIRS pairs" \

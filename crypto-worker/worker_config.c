@@ -304,8 +304,8 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 	bytes = esgw_slot_table_alloc(n, sizeof(*bytes));
 	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
 	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL ||
-	    w->sa_changed == NULL || w->sa_timed == NULL || fresh == NULL ||
-	    fresh_cfg == NULL || bytes == NULL) {
+	    w->sa_changed == NULL || w->sa_timed == NULL || fresh == NULL || fresh_cfg == NULL ||
+	    bytes == NULL) {
 		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
 		return -1;
 	}
@@ -506,8 +506,8 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	sa_stats = esgw_dp_stats_alloc(dp, n_sas * sizeof(*sa_stats));
 	stats->n_sas = 0;
-	for (slot = from; (slot = sa_next_candidate(w, slot, changed_only)) < end &&
-			  stats->n_sas < n_sas;
+	for (slot = from;
+	     (slot = sa_next_candidate(w, slot, changed_only)) < end && stats->n_sas < n_sas;
 	     slot++) {
 		const struct esgw_sa_runtime *rt;
 		Esgw__DpSaStats *s;

@@ -110,7 +110,8 @@ static void prefetch_packets(struct esp_buf bufs[], uint16_t n, int encrypt)
 			rte_prefetch0(bufs[i].data + RTE_CACHE_LINE_SIZE);
 	}
 	for (uint16_t i = 0; i < n; i++)
-		for (unsigned int o = 2 * RTE_CACHE_LINE_SIZE; o < bufs[i].len; o += RTE_CACHE_LINE_SIZE)
+		for (unsigned int o = 2 * RTE_CACHE_LINE_SIZE; o < bufs[i].len;
+		     o += RTE_CACHE_LINE_SIZE)
 			rte_prefetch0_write(bufs[i].data + o);
 }
 

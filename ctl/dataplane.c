@@ -28,16 +28,16 @@ static struct arena arena;
  * Its first answer to this ctld, and the one after a failed sample (pages
  * lost), list every SA (dp_stats). */
 struct sa_seen {
-	uint32_t id;      /* the SA the rest is of; another in the slot starts over */
-	int32_t worker;   /* the worker that listed it last */
+	uint32_t id;    /* the SA the rest is of; another in the slot starts over */
+	int32_t worker; /* the worker that listed it last */
 	uint64_t packets, bytes;
-	double pps, bps;  /* over the interval of the sample that listed it */
-	uint64_t sample;  /* that sample's number (sampled[worker's process]) */
+	double pps, bps; /* over the interval of the sample that listed it */
+	uint64_t sample; /* that sample's number (sampled[worker's process]) */
 };
 
-static struct sa_seen *seen;                 /* by slot, ctld.opt.max_sas */
-static uint64_t sampled[CTLD_MAX_PROCS];     /* samples taken of each process */
-static pid_t sa_view_pid[CTLD_MAX_PROCS];    /* seen holds all SAs of this process */
+static struct sa_seen *seen;              /* by slot, ctld.opt.max_sas */
+static uint64_t sampled[CTLD_MAX_PROCS];  /* samples taken of each process */
+static pid_t sa_view_pid[CTLD_MAX_PROCS]; /* seen holds all SAs of this process */
 
 /* Counter differences; a counter that went backwards (reset) gives 0. */
 static double delta(uint64_t now, uint64_t before)
@@ -99,9 +99,9 @@ static void sas_seen(int i, const Esgw__DpStats *now, const Esgw__DpStats *befor
 		if (sa->slot >= ctld.opt.max_sas)
 			continue;
 		e = &CTLD_SLOTS(seen)[sa->slot];
-		if (e->id != sa->id || e->sample == 0) {
-			*e = (struct sa_seen){.id = sa->id, .packets = sa->packets, .bytes = sa->bytes};
-		}
+		if (e->id != sa->id || e->sample == 0) /* new: its rate starts at the next */
+			*e = (struct sa_seen){
+				.id = sa->id, .packets = sa->packets, .bytes = sa->bytes};
 		/* Listed now and not at some samples before: unchanged over
 		 * those, so all of the difference is of this interval. */
 		e->pps = interval > 0 ? delta(sa->packets, e->packets) / interval : 0;
@@ -127,8 +127,9 @@ void dataplane_sample(void)
 		    ev_time() - last[i].at < SAMPLE_PERIOD / 2)
 			continue;
 		if (i < ctld.nprocs)
-			r = p->worker >= 0 && p->pid > 0 && sa_view_pid[i] == p->pid ? dp_stats_changed(p)
-										      : dp_stats(p);
+			r = p->worker >= 0 && p->pid > 0 && sa_view_pid[i] == p->pid
+				    ? dp_stats_changed(p)
+				    : dp_stats(p);
 
 		if (r == NULL) {
 			sample_clear(&prev[i]);
