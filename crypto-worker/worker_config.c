@@ -501,8 +501,8 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->sa_next = slot < w->dp.max_sas ? slot : 0;
 	/* Two allocations for the page's SAs (this runs on the data thread,
 	 * every second, page after page of thousands of SAs): the list and the
-	 * messages. In slot order: esgw-ctld's rates find an SA's sample before
-	 * by it. */
+	 * messages. In slot order: esgw-ctld finds an SA in the list by
+	 * bisection (dp_stats_find_sa). */
 	stats->sas = esgw_dp_stats_alloc(dp, n_sas * sizeof(*stats->sas));
 	sa_stats = esgw_dp_stats_alloc(dp, n_sas * sizeof(*sa_stats));
 	stats->n_sas = 0;

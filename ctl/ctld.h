@@ -316,10 +316,9 @@ Esgw__DpResponse *dp_stats_neighbors(struct dp_proc *p);
  * whether it holds the SA of slot), or NULL; not cached. */
 Esgw__DpResponse *dp_stats_slot(struct dp_proc *p, uint32_t slot);
 void dp_stats_free(Esgw__DpResponse *r);
-/* SA id at slot in st, or NULL: at position hint if it is there (SIZE_MAX:
- * no hint), else by bisection on the slot, as workers list their SAs. */
-const Esgw__DpSaStats *dp_stats_find_sa(const Esgw__DpStats *st, uint32_t id, uint32_t slot,
-				       size_t hint);
+/* SA id at slot in st, or NULL: by bisection on the slot, as workers list
+ * their SAs. */
+const Esgw__DpSaStats *dp_stats_find_sa(const Esgw__DpStats *st, uint32_t id, uint32_t slot);
 /* The value of the counter called name among c[0..n), 0 if absent. */
 uint64_t dp_stats_counter(Esgw__Counter **c, size_t n, const char *name);
 

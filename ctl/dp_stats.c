@@ -14,16 +14,13 @@ uint64_t dp_stats_counter(Esgw__Counter **c, size_t n, const char *name)
 	return 0;
 }
 
-const Esgw__DpSaStats *dp_stats_find_sa(const Esgw__DpStats *st, uint32_t id, uint32_t slot,
-				       size_t hint)
+const Esgw__DpSaStats *dp_stats_find_sa(const Esgw__DpStats *st, uint32_t id, uint32_t slot)
 {
 	size_t lo = 0, hi;
 
 	if (st == NULL)
 		return NULL;
 	hi = st->n_sas;
-	if (hint < hi && st->sas[hint]->slot == slot)
-		lo = hi = hint;
 	while (lo < hi) { /* a worker lists its SAs by slot (crypto_worker_on_stats) */
 		size_t mid = lo + (hi - lo) / 2;
 

@@ -73,7 +73,7 @@ static const Esgw__DpSaStats *sa_stats(const Esgw__Sa *sa)
 {
 	int i = worker_proc_index(sa->worker);
 
-	return dp_stats_find_sa(i >= 0 ? proc_stats(i) : NULL, sa->id, sa->slot, SIZE_MAX);
+	return dp_stats_find_sa(i >= 0 ? proc_stats(i) : NULL, sa->id, sa->slot);
 }
 
 /* A worker counts a drop per process and per SA; if it fills only one of the
