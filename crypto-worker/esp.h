@@ -189,21 +189,19 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * numbers) or inbound ones (expiry bits and the head of the window, whose
  * 64-packet default fits in it) and the counters.
  * esp_sa_prefetch_keys, once the hot line is there, the rest of the key
- * schedule the packet uses: for GCM the hash keys H^8..H^1 (H^1 in every
- * op, for the tag), 128 bytes over three lines; intel-ipsec-mb's VAES code
- * keeps them at the end of gcm_key_data (bytes 880..1007), its other code
- * right after the round keys (240..367): esp_ghash_lines says which. The
- * VAES code hashes up to 48 blocks at a time with H^48..H^1 (bytes
- * 240..1007, 12 lines): a longer packet asks for H^n..H^1, n its blocks.
- * For CBC the IV key and the HMAC states. */
+ * schedule the packet uses: for GCM the hash keys its length needs (below),
+ * for CBC the IV key and the HMAC states. */
 #define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
 
-/* Offset in gcm_key_data (64-byte aligned in esp_sa) of the first of the
- * three lines holding H^8..H^1 for the GCM code intel-ipsec-mb runs in
- * this process, and whether that is the VAES code (H^48..H^1 at the end);
- * esp_sa_init sets them from the manager's architecture. */
-extern unsigned int esp_ghash_lines;
-extern bool esp_ghash_vaes;
+/* Where the GCM code intel-ipsec-mb runs in this process keeps the hash keys
+ * in gcm_key_data (64-byte aligned in esp_sa): H^k at esp_ghash_h1 -
+ * 16 (k - 1) for k up to esp_ghash_powers. The VAES code (AVX-512 with VAES
+ * and VPCLMULQDQ) has H^48..H^1 at the end (bytes 240..1007), the others
+ * H^8..H^1 right after the round keys (240..367). n blocks are hashed with
+ * H^min(n, powers)..H^1 (the AAD and the lengths with H^1), so a 64-byte
+ * packet (3 blocks) reads one line of them and a 1400-byte one three (the
+ * VAES code twelve). esp_sa_init sets them from the manager's architecture. */
+extern unsigned int esp_ghash_h1, esp_ghash_powers;
 #define ESP_GHASH_VAES_END (16 * 63) /* H^k at 16 * (63 - k) */
 
 static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esgw_sa_runtime *rt,
@@ -216,19 +214,31 @@ static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esg
 		ESP_PREFETCH_L2((const uint8_t *)&sa->keys + off);
 }
 
-/* len: the packet's bytes (an upper bound of what is hashed). */
-static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int len)
+/* Upper bounds of the bytes an ICV covers: of an outbound packet of len
+ * bytes (it gains a trailer and padding to a block), of an inbound one (it
+ * has around them at least an outer IPv4 header, the ESP header and the
+ * IV and ICV of GCM, the algorithm whose keys depend on the length). */
+static inline unsigned int esp_hashed_out(unsigned int len)
+{
+	return len + ESP_TRAILER_LEN + 15;
+}
+
+static inline unsigned int esp_hashed_in(unsigned int len)
+{
+	return len > 20 + 8 + 8 + 16 ? len - (20 + 8 + 8 + 16) : 0;
+}
+
+/* hashed: esp_hashed_out or esp_hashed_in of the packet (fewer bytes only
+ * ask for fewer lines). */
+static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int hashed)
 {
 	if (sa->cipher == ESP_CIPHER_AES_GCM) {
 		const uint8_t *k = (const uint8_t *)&sa->keys.gcm.key;
-		unsigned int from = esp_ghash_lines, to = from + 3 * 64;
+		unsigned int n = (hashed + 15) / 16;
 
-		if (esp_ghash_vaes && len > 8 * 16) {
-			unsigned int powers = len / 16 + 1 < 48 ? len / 16 + 1 : 48;
-
-			from = (ESP_GHASH_VAES_END - 16 * powers) & ~63u;
-		}
-		for (unsigned int off = from; off < to; off += 64)
+		n = n < 1 ? 1 : n > esp_ghash_powers ? esp_ghash_powers : n;
+		for (unsigned int off = (esp_ghash_h1 - 16 * (n - 1)) & ~63u; off <= esp_ghash_h1;
+		     off += 64)
 			ESP_PREFETCH_L2(k + off);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
 		for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)

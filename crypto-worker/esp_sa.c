@@ -184,25 +184,24 @@ static int check_keys(struct esp_sa *sa, const struct esp_alg_info *info,
  * (AVX-512 with VAES and VPCLMULQDQ) has H^48..H^1 at 240..1007, the others
  * H^8..H^1 at 240..367. */
 #define GHASH_KEYS_AT 240
-#define GHASH_KEYS_VAES_H8_AT (ESP_GHASH_VAES_END - 16 * 8)
 
-unsigned int esp_ghash_lines = GHASH_KEYS_AT / 64 * 64;
-bool esp_ghash_vaes;
+unsigned int esp_ghash_h1 = GHASH_KEYS_AT + 16 * 7, esp_ghash_powers = 8;
 
 static void ghash_lines_set(const IMB_MGR *mgr)
 {
 	const uint64_t vaes = IMB_FEATURE_VAES | IMB_FEATURE_VPCLMULQDQ;
+	bool is_vaes = mgr->used_arch == IMB_ARCH_AVX512 && (mgr->features & vaes) == vaes;
 
-	esp_ghash_vaes = mgr->used_arch == IMB_ARCH_AVX512 && (mgr->features & vaes) == vaes;
-	esp_ghash_lines = (esp_ghash_vaes ? GHASH_KEYS_VAES_H8_AT : GHASH_KEYS_AT) / 64 * 64;
+	esp_ghash_powers = is_vaes ? 48 : 8;
+	esp_ghash_h1 = is_vaes ? ESP_GHASH_VAES_END - 16 : GHASH_KEYS_AT + 16 * 7;
 }
 
 _Static_assert(offsetof(struct gcm_key_data, ghash_keys) == GHASH_KEYS_AT &&
 		       GHASH_KEYS_AT + sizeof(((struct gcm_key_data *)0)->ghash_keys) ==
 			       ESP_GHASH_VAES_END,
-	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_lines");
+	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_h1");
 _Static_assert(sizeof(((struct gcm_key_data *)0)->ghash_keys) == 16 * 48,
-	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_lines");
+	       "intel-ipsec-mb's gcm_key_data layout changed: check esp_ghash_h1");
 
 static void build_key_schedules(IMB_MGR *mgr, struct esp_sa *sa, const struct esp_alg_info *info,
 				const struct esp_sa_params *p)

@@ -301,8 +301,13 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 static void prefetch_keys(struct esp_sa *const sa[], struct rte_mbuf *const pkts[], unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
-		if (i == 0 || sa[i] != sa[i - 1])
-			esp_sa_prefetch_keys(sa[i], rte_pktmbuf_data_len(pkts[i]));
+		if (i == 0 || sa[i] != sa[i - 1]) {
+			unsigned int len = rte_pktmbuf_data_len(pkts[i]);
+
+			esp_sa_prefetch_keys(sa[i], esgw_meta(pkts[i])->kind == ESGW_PKT_DECRYPT
+							    ? esp_hashed_in(len)
+							    : esp_hashed_out(len));
+		}
 }
 
 void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)

@@ -290,7 +290,6 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 	neighbor_prune(r, t);
 	router_tables_free(r->tables);
 	r->tables = t;
-	fib_cache_clear(r);            /* it pointed into the freed tables */
 	neighbor_static_apply(r, cfg); /* may send what waited: with the new tables */
 	ESGW_INFO("configuration %lu applied: %u routes, %u tunnels",
 		  (unsigned long)cfg->generation, t->fib.table.nb_routes, t->nb_tunnels);

@@ -327,7 +327,7 @@ static void moves_apply(struct router *r, struct router_tables *t, struct sa_mov
 		for (uint32_t h = probe_hash(mv[k].spi) & t->sa_in_mask; t->sa_in[h].used;
 		     h = (h + 1) & t->sa_in_mask)
 			if (t->sa_in[h].spi == mv[k].spi && t->sa_in[h].slot == mv[k].slot) {
-				t->sa_in[h].worker = mv[k].to;
+				t->sa_in[h].worker = (uint16_t)mv[k].to;
 				used[k] = true;
 			}
 	for (uint32_t i = 0; i < t->nb_tunnels; i++) {
@@ -428,7 +428,6 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	free(readded);
 	if (rc < 0) {
 		free(mv);
-		fib_cache_clear(r);
 		return -1;
 	}
 	qsort(mv, n_mv, sizeof(*mv), move_slot_cmp);
@@ -437,7 +436,6 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 	free(mv);
 	t->generation = d->generation;
 	t->workers = d->workers;
-	fib_cache_clear(r); /* it may point at a moved route */
 	ESGW_INFO("configuration %lu applied in place: %u IPv4 and %u IPv6 routes, %u tunnels",
 		  (unsigned long)d->generation, t->fib.table.nb_routes, t->fib6.table.nb_routes,
 		  t->nb_tunnels);

@@ -45,6 +45,31 @@ fail:
 	return -1;
 }
 
+/* Room for cap tunnels, each on cache lines of its own, the first n of old
+ * copied (old freed); NULL out of memory (old kept). */
+static struct router_tunnel *tunnels_realloc(struct router_tunnel *old, uint32_t n, uint32_t cap)
+{
+	struct router_tunnel *tun = aligned_alloc(RTE_CACHE_LINE_SIZE, cap * sizeof(*tun));
+
+	if (tun == NULL)
+		return NULL;
+	memset(tun, 0, cap * sizeof(*tun));
+	if (old != NULL)
+		memcpy(tun, old, n * sizeof(*tun));
+	free(old);
+	return tun;
+}
+
+/* An empty SPI table of n entries, cache-line aligned, or NULL. */
+static struct router_sa_in *sa_in_alloc(size_t n)
+{
+	struct router_sa_in *tab = aligned_alloc(RTE_CACHE_LINE_SIZE, n * sizeof(*tab));
+
+	if (tab != NULL)
+		memset(tab, 0, n * sizeof(*tab));
+	return tab;
+}
+
 /* The tunnel table and an SPI table twice as large as the inbound SAs. */
 static int tunnels_alloc(struct router_tables *t, const Esgw__DpConfig *cfg, char *err,
 			 size_t errlen)
@@ -52,7 +77,7 @@ static int tunnels_alloc(struct router_tables *t, const Esgw__DpConfig *cfg, cha
 	size_t nb_in = 0, size = 16, names = 16;
 
 	t->tunnels_cap = cfg->n_tunnels ? (uint32_t)cfg->n_tunnels : 1;
-	t->tunnels = calloc(t->tunnels_cap, sizeof(*t->tunnels));
+	t->tunnels = tunnels_realloc(NULL, 0, t->tunnels_cap);
 	t->tunnel_in = calloc(t->tunnels_cap, sizeof(*t->tunnel_in));
 	if (t->tunnels == NULL || t->tunnel_in == NULL)
 		FAIL("out of memory");
@@ -60,7 +85,7 @@ static int tunnels_alloc(struct router_tables *t, const Esgw__DpConfig *cfg, cha
 		nb_in += cfg->tunnels[i]->n_sa_in;
 	while (size < 2 * nb_in)
 		size *= 2;
-	t->sa_in = calloc(size, sizeof(*t->sa_in));
+	t->sa_in = sa_in_alloc(size);
 	if (t->sa_in == NULL)
 		FAIL("out of memory");
 	t->sa_in_mask = (uint32_t)size - 1;
@@ -215,14 +240,16 @@ static int spi_table_add(struct router_tables *t, const Esgw__DpSa *in,
 			FAIL("SPI %u used by two inbound SAs", in->spi);
 	t->sa_in[h] = (struct router_sa_in){.spi = in->spi,
 					    .slot = in->slot,
-					    .worker = in->worker,
-					    .remote = tun->remote,
+					    .worker = (uint16_t)in->worker,
 					    .udp_port = natt_local_port(in),
+					    .remote_ipv6 = tun->outer_ipv6,
 					    .used = 1};
+	if (tun->outer_ipv6)
+		memcpy(t->sa_in[h].remote6, tun->remote6, 16);
+	else
+		t->sa_in[h].remote = tun->remote;
 	t->sa_tunnel[in->slot] = (uint32_t)index + 1;
 	t->sa_in_used++;
-	t->sa_in[h].remote_ipv6 = tun->outer_ipv6;
-	memcpy(t->sa_in[h].remote6, tun->remote6, 16);
 	return 0;
 fail:
 	return -1;
@@ -299,7 +326,7 @@ static int tunnels_grow(struct router_tables *t, size_t n_in, char *err, size_t 
 {
 	if (t->nb_tunnels == t->tunnels_cap) {
 		uint32_t cap = t->tunnels_cap ? 2 * t->tunnels_cap : 16;
-		struct router_tunnel *tun = realloc(t->tunnels, cap * sizeof(*tun));
+		struct router_tunnel *tun = tunnels_realloc(t->tunnels, t->nb_tunnels, cap);
 		struct router_tunnel_in *in;
 
 		if (tun == NULL)
@@ -335,7 +362,7 @@ static int tunnels_grow(struct router_tables *t, size_t n_in, char *err, size_t 
 
 		while (2 * (t->sa_in_used + n_in) > size)
 			size *= 2;
-		tab = calloc(size, sizeof(*tab));
+		tab = sa_in_alloc(size);
 		if (tab == NULL)
 			FAIL("out of memory");
 		for (uint32_t i = 0; old != NULL && i <= t->sa_in_mask; i++) {

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lpm24.h"
 #include "prefix_table.h"
 
 /* Lower value wins when two routes have the same prefix: a gateway address
@@ -29,10 +30,25 @@ struct fib_route {
 	uint32_t tunnel;  /* TUNNEL: index into the router's tunnel table */
 };
 
-/* A prefix_table (prefix_table.h) of fib_route entries: one hash table per
- * prefix length in use, probed longest first. */
+/* The routes in a prefix_table (prefix_table.h: one hash table per prefix
+ * length in use), which holds each prefix's route and answers the changes;
+ * lookups go to a DIR-24-8 index (lpm24.h) of the slots, where each route
+ * has a copy that stays put while the table's entries move. Prefixes
+ * shorter than /8 (a default route) are not indexed: what the index does
+ * not cover, the table's groups of those lengths answer. A zeroed struct
+ * fib is an empty one. */
+struct fib_entry {
+	struct fib_route route;
+	uint32_t slot; /* of the copy lookups return */
+};
+
 struct fib {
-	struct prefix_table table;
+	struct prefix_table table; /* of struct fib_entry */
+	struct lpm24 lpm;
+	struct fib_route *slots; /* len PREFIX_EMPTY in a free one */
+	uint32_t nb_slots, slots_cap;
+	uint32_t *free_slots;
+	uint32_t nb_free_slots;
 };
 
 /* Build from n routes (copied; host bits of prefixes cleared; duplicates of a
@@ -49,11 +65,21 @@ int fib_insert(struct fib *fib, const struct fib_route *route);
 int fib_remove(struct fib *fib, uint32_t prefix, uint8_t len, uint8_t kind);
 /* The route held for exactly prefix/len, or NULL. */
 const struct fib_route *fib_exact(const struct fib *fib, uint32_t prefix, uint8_t len);
-/* The most specific route covering dst, or NULL. Pointers into the fib
- * hold until it is next changed. */
-const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst);
-/* Ask the cache for the entries fib_lookup(fib, dst) will read, ahead of it. */
-void fib_prefetch(const struct fib *fib, uint32_t dst);
+/* The most specific route covering dst, or NULL: one or two reads of the
+ * index and the route's slot. Pointers into the fib hold until it is next
+ * changed. */
+const struct fib_route *fib_lookup_short(const struct fib *fib, uint32_t dst);
+static inline const struct fib_route *fib_lookup(const struct fib *fib, uint32_t dst)
+{
+	uint32_t s = lpm24_lookup(&fib->lpm, dst);
+
+	return s != 0 ? &fib->slots[s - 1] : fib_lookup_short(fib, dst);
+}
+/* Ask the cache for the index entry fib_lookup(fib, dst) will read first. */
+static inline void fib_prefetch(const struct fib *fib, uint32_t dst)
+{
+	lpm24_prefetch(&fib->lpm, dst);
+}
 /* Every FIB_TUNNEL route into tunnel from now into tunnel to. */
 void fib_retarget_tunnel(struct fib *fib, uint32_t from, uint32_t to);
 /* One route's part of that, for fib6.c too: from_to[0] into from_to[1]. */

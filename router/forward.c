@@ -11,18 +11,6 @@
 #include "headers.h"
 #include "router.h"
 
-const struct fib_route *fib_lookup_cached(struct router *r, uint32_t addr)
-{
-	uint32_t i = (addr * 0x9e3779b1u) >> (32 - __builtin_ctz(ROUTER_FIB_CACHE));
-
-	if (likely(r->fib_cache[i].epoch == r->fib_cache_epoch && r->fib_cache[i].addr == addr))
-		return r->fib_cache[i].rt;
-	r->fib_cache[i].addr = addr;
-	r->fib_cache[i].epoch = r->fib_cache_epoch;
-	r->fib_cache[i].rt = fib_lookup(&r->tables->fib, addr);
-	return r->fib_cache[i].rt;
-}
-
 /* Out of a port to the next hop nexthop (a neighbour address: IPv4 in its
  * first four bytes): the port's MTU, the neighbour's MAC, the Ethernet
  * header, the port's TX batch. */
@@ -110,7 +98,7 @@ void forward_output(struct router *r, struct rte_mbuf *m)
 	} else {
 		const struct rte_ipv4_hdr *ip = rte_pktmbuf_mtod(m, const struct rte_ipv4_hdr *);
 		uint32_t dst = rte_be_to_cpu_32(ip->dst_addr);
-		const struct fib_route *rt = fib_lookup_cached(r, dst);
+		const struct fib_route *rt = fib_lookup(&r->tables->fib, dst);
 
 		if (rt == NULL)
 			router_drop(r, m, ESGW_DROP_NO_ROUTE);
@@ -164,7 +152,7 @@ static int is_broadcast_for(const struct fib_route *rt, uint32_t dst)
 static struct source_route source_route4(struct router *r, uint32_t src, const struct fib_route *rt,
 					 int local)
 {
-	const struct fib_route *back = fib_lookup_cached(r, src);
+	const struct fib_route *back = fib_lookup(&r->tables->fib, src);
 
 	return (struct source_route){
 		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,
@@ -195,7 +183,7 @@ static void input_ipv4(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	if (rte_pktmbuf_pkt_len(m) > total_len) /* Ethernet padding: not ours to encrypt */
 		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total_len);
 	dst = rte_be_to_cpu_32(ip->dst_addr);
-	rt = fib_lookup_cached(r, dst);
+	rt = fib_lookup(&r->tables->fib, dst);
 	local = (rt != NULL && rt->kind == FIB_LOCAL) || is_broadcast_for(rt, dst);
 	sr = source_route4(r, rte_be_to_cpu_32(ip->src_addr), rt, local);
 	if (source_check(r, m, &sr) < 0)

@@ -186,7 +186,6 @@ static unsigned int router_poll(struct router *r)
 	unsigned int n = 0;
 
 	r->now = rte_rdtsc();
-	fib_cache_clear(r); /* tables may have changed since the last burst */
 	router_workers_update(r);
 	r->paused = !tx_rings_have_room(r);
 	if (r->paused)

@@ -58,17 +58,14 @@ void prefetch_lookups(const struct router *r, struct rte_mbuf *m)
 	} else if (t->sa_in != NULL && (spi = spi_of(ip, avail)) != NULL) {
 		const struct router_sa_in *e = &t->sa_in[probe_hash(read_be32(spi)) & t->sa_in_mask];
 
-		rte_prefetch0(e); /* both lines where an entry straddles two */
-		rte_prefetch0((const uint8_t *)(e + 1) - 1);
+		rte_prefetch0(e);
 	}
 }
 
 static void prefetch_tunnel(const struct router_tables *t, uint32_t index)
 {
-	if (index < t->nb_tunnels) { /* the fields past the name: the fast path's */
-		rte_prefetch0(&t->tunnels[index].local);
-		rte_prefetch0(&t->tunnels[index].overhead_fixed);
-	}
+	if (index < t->nb_tunnels) /* the fast path's fields: one line */
+		rte_prefetch0(&t->tunnels[index]);
 }
 
 void prefetch_targets(struct router *r, struct rte_mbuf *m)
@@ -81,7 +78,7 @@ void prefetch_targets(struct router *r, struct rte_mbuf *m)
 
 	if (t == NULL || (ip = ipv4_of(m, &avail)) == NULL)
 		return;
-	rt = fib_lookup_cached(r, rte_be_to_cpu_32(ip->dst_addr)); /* for forward_input too */
+	rt = fib_lookup(&t->fib, rte_be_to_cpu_32(ip->dst_addr));
 	if (rt != NULL && rt->kind == FIB_TUNNEL)
 		prefetch_tunnel(t, rt->tunnel);
 	if (meta->kind == ESGW_PKT_DECRYPTED && meta->sa_slot < t->max_sas &&

@@ -85,12 +85,17 @@ static inline void prefix_masked(uint8_t out[PREFIX_KEY_MAX], const uint8_t *key
 		out[i] = key[i] & g->mask[i];
 }
 
-/* The entry of the longest prefix covering key, or NULL. Pointers into the
- * table hold until it is next changed. */
-static inline const void *prefix_table_lookup(const struct prefix_table *t, const void *key,
-					      size_t key_size, size_t entry_size)
+/* The entry of the longest prefix of at most max_len covering key, or
+ * NULL. Pointers into the table hold until it is next changed. */
+static inline const void *prefix_table_lookup_upto(const struct prefix_table *t, const void *key,
+						   size_t key_size, size_t entry_size,
+						   uint8_t max_len)
 {
-	for (uint32_t g = 0; g < t->nb_groups; g++) {
+	uint32_t g = 0;
+
+	while (g < t->nb_groups && t->groups[g].len > max_len)
+		g++;
+	for (; g < t->nb_groups; g++) {
 		uint8_t k[PREFIX_KEY_MAX];
 		const uint8_t *e;
 
@@ -100,6 +105,13 @@ static inline const void *prefix_table_lookup(const struct prefix_table *t, cons
 			return e;
 	}
 	return NULL;
+}
+
+/* The entry of the longest prefix covering key, or NULL. */
+static inline const void *prefix_table_lookup(const struct prefix_table *t, const void *key,
+					      size_t key_size, size_t entry_size)
+{
+	return prefix_table_lookup_upto(t, key, key_size, entry_size, PREFIX_LEN_MAX);
 }
 
 /* Ask the cache for the entries prefix_table_lookup will read first, in the

@@ -21,7 +21,6 @@
 
 #define ROUTER_MAX_ADDRS ESGW_MAX_ADDRS_PER_INTERFACE
 #define ROUTER_BATCH (2 * ESGW_BURST)
-#define ROUTER_FIB_CACHE 16 /* entries, a power of two */
 #define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 #define ROUTER_PAUSED_TIMEOUT_US 2000 /* waiting for room in a worker's ring */
 
@@ -44,35 +43,41 @@ struct router_port {
 	} addrs6[ROUTER_MAX_ADDRS];
 };
 
+/* What a packet into or out of the tunnel reads comes first, in one cache
+ * line: with thousands of tunnels each packet's tunnel is a miss. */
 struct router_tunnel {
-	char name[64];
-	uint32_t local, remote;
 	uint32_t sa_out_slot;
 	uint32_t worker; /* crypto worker of the outbound SA */
+	uint32_t local, remote;
 	/* Outer next hop, resolved from the FIB when the tables are built. */
-	int outer_resolved;
-	uint16_t outer_port;
 	uint32_t outer_nexthop;
+	uint16_t outer_port;
+	uint8_t outer_resolved;
 	/* IPv6 outer header: local6/remote6/outer_nexthop6 instead. */
 	uint8_t outer_ipv6;
-	uint8_t local6[16], remote6[16], outer_nexthop6[16];
 	/* ESP overhead of the outbound SA's algorithm (tunnel.c): the inner
 	 * packet may have ((mtu - overhead_fixed) / block) * block - 2 bytes. */
 	uint16_t overhead_fixed;
 	uint8_t block_len;
-};
+	uint8_t local6[16], remote6[16], outer_nexthop6[16];
+	char name[64];
+} __attribute__((aligned(64)));
 
-/* Inbound SA by SPI (open addressing, built once per configuration). */
+/* Inbound SA by SPI (open addressing): 32 bytes, so that in the table
+ * (cache-line aligned: router_sa_in_alloc) an entry never spans two lines. */
 struct router_sa_in {
 	uint32_t spi;
 	uint32_t slot;
-	uint32_t worker;
-	uint32_t remote;     /* outer source the SA's tunnel expects */
-	uint8_t remote_ipv6; /* an IPv6 tunnel: remote6 instead of remote */
-	uint8_t remote6[16];
-	uint16_t udp_port; /* RFC 3948: our UDP port it arrives on; 0: plain ESP */
+	uint16_t worker;
+	uint16_t udp_port;   /* RFC 3948: our UDP port it arrives on; 0: plain ESP */
+	uint8_t remote_ipv6; /* an IPv6 tunnel: remote6, else remote */
 	uint8_t used;
+	union {
+		uint32_t remote; /* outer source the SA's tunnel expects */
+		uint8_t remote6[16];
+	};
 };
+_Static_assert(sizeof(struct router_sa_in) == 32, "router_sa_in: two to a cache line");
 
 #define ROUTER_NATT_PORTS_MAX ESGW_MAX_NATT_PORTS
 struct spd_table;
@@ -200,19 +205,6 @@ struct router {
 	struct router_counters ctr;
 	uint64_t hz;  /* TSC ticks per second */
 	uint64_t now; /* TSC at the start of the current burst */
-	/* IPv4 FIB lookups of the current burst, by address (fib_lookup_cached,
-	 * forward.c): a burst is mostly a few flows, and each packet looks up
-	 * its destination ahead (prefetch_targets) and again when routed, and
-	 * its source for the source checks. Valid for one burst only
-	 * (router_poll starts a new epoch): the tables change between bursts
-	 * (config push in the control poll), never inside one, and a new table
-	 * may be allocated at the old one's address. */
-	struct {
-		uint32_t addr;
-		uint32_t epoch;
-		const struct fib_route *rt; /* may be NULL: "no route" */
-	} fib_cache[ROUTER_FIB_CACHE];
-	uint32_t fib_cache_epoch;
 	uint64_t next_timer;  /* TSC of the next ARP timer run */
 	uint64_t icmp_window; /* TSC second in which icmp_budget counts */
 	uint32_t icmp_budget;
@@ -301,16 +293,6 @@ void forward_output(struct router *r, struct rte_mbuf *m);
  * only: m is not changed nor trusted. */
 void prefetch_lookups(const struct router *r, struct rte_mbuf *m);
 void prefetch_targets(struct router *r, struct rte_mbuf *m);
-/* The IPv4 route of addr through the burst's cache (r->fib_cache). */
-const struct fib_route *fib_lookup_cached(struct router *r, uint32_t addr);
-/* Forget the cached lookups: the tables changed, or a burst begins. */
-static inline void fib_cache_clear(struct router *r)
-{
-	if (++r->fib_cache_epoch == 0) { /* wrapped: no entry may look current */
-		memset(r->fib_cache, 0, sizeof(r->fib_cache));
-		r->fib_cache_epoch = 1;
-	}
-}
 /* Below this many tunnels the tables stay in the cache of their own accord
  * and asking ahead is only work (the FIB probed twice, the header read
  * early): the burst loop does not call them. */

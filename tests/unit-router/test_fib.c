@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Table-driven tests of the router's longest-prefix matches (fib.c, fib6.c) and of its
  * header parsing and checksum arithmetic (headers.c), edge cases first. */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,8 +93,8 @@ static void test_fib(void)
 }
 
 /* Two prefix tables hold the same entries of the same lengths. */
-static int table_same(const struct prefix_table *a, const struct prefix_table *b,
-		      size_t key_size, size_t entry_size)
+static int table_same_part(const struct prefix_table *a, const struct prefix_table *b,
+			   size_t key_size, size_t entry_size, size_t compared)
 {
 	if (a->nb_routes != b->nb_routes || a->nb_groups != b->nb_groups)
 		return 0;
@@ -108,16 +109,38 @@ static int table_same(const struct prefix_table *a, const struct prefix_table *b
 			if (x[key_size] == PREFIX_EMPTY)
 				continue;
 			y = prefix_slot(&b->groups[g], x, key_size, entry_size);
-			if (y[key_size] == PREFIX_EMPTY || memcmp(x, y, entry_size) != 0)
+			if (y[key_size] == PREFIX_EMPTY || memcmp(x, y, compared) != 0)
 				return 0;
 		}
 	}
 	return 1;
 }
 
+static int table_same(const struct prefix_table *a, const struct prefix_table *b, size_t key_size,
+		      size_t entry_size)
+{
+	return table_same_part(a, b, key_size, entry_size, entry_size);
+}
+
+/* The same routes (their slots may differ), and every slot of a route
+ * held in a, of a route it holds. */
 static int fib_same(const struct fib *a, const struct fib *b)
 {
-	return table_same(&a->table, &b->table, sizeof(uint32_t), sizeof(struct fib_route));
+	size_t held = 0;
+
+	for (uint32_t i = 0; i < a->nb_slots; i++) {
+		const struct fib_route *s = &a->slots[i], *e;
+
+		if (s->len == PREFIX_EMPTY)
+			continue;
+		e = fib_exact(a, s->prefix, s->len);
+		if (e == NULL || memcmp(e, s, sizeof(*s)) != 0)
+			return 0;
+		held++;
+	}
+	return held == a->table.nb_routes &&
+	       table_same_part(&a->table, &b->table, sizeof(uint32_t), sizeof(struct fib_entry),
+			       offsetof(struct fib_entry, slot));
 }
 
 /* Routes inserted one at a time, in either order, then some removed, hold
@@ -208,23 +231,31 @@ out:
 	free(left);
 }
 
+/* Of two routes covering an address, by the first criteria of either
+ * family (longest, then lowest kind, then lowest port): 1 x wins, -1 y
+ * wins, 0 a tie so far. */
+static int route_first(unsigned int x_len, unsigned int y_len, unsigned int x_kind,
+		       unsigned int y_kind, unsigned int x_port, unsigned int y_port)
+{
+	if (x_len != y_len)
+		return x_len > y_len ? 1 : -1;
+	if (x_kind != y_kind)
+		return x_kind < y_kind ? 1 : -1;
+	if (x_port != y_port)
+		return x_port < y_port ? 1 : -1;
+	return 0;
+}
+
 /* The IPv6 routes of the brute force below: which of two covering routes
  * wins, as fib6.c holds them (longest, then lowest kind, port, gateway,
  * tunnel). */
 static int better6(const struct fib6_route *x, const struct fib6_route *y)
 {
-	int c;
+	int c = route_first(x->len, y->len, x->kind, y->kind, x->port, y->port);
 
-	if (x->len != y->len)
-		return x->len > y->len;
-	if (x->kind != y->kind)
-		return x->kind < y->kind;
-	if (x->port != y->port)
-		return x->port < y->port;
-	c = memcmp(x->gateway, y->gateway, 16);
-	if (c != 0)
-		return c < 0;
-	return x->tunnel < y->tunnel;
+	if (c == 0)
+		c = -memcmp(x->gateway, y->gateway, 16);
+	return c != 0 ? c > 0 : x->tunnel < y->tunnel;
 }
 
 static const struct fib6_route *brute6(const struct fib6_route *r, size_t n, const uint8_t dst[16])
@@ -279,6 +310,152 @@ static void random_dst6(const struct fib6_route *r, uint8_t dst[16])
 			dst[b / 8] ^= (uint8_t)(0x80 >> (b % 8));
 	if (rnd() % 4 == 0)
 		dst[rnd() % 16] ^= (uint8_t)(1u << (rnd() % 8));
+}
+
+/* Which of two IPv4 routes covering an address wins, as fib.c holds them
+ * (longest, then lowest kind, port, gateway, tunnel). */
+static int better4(const struct fib_route *x, const struct fib_route *y)
+{
+	int c = route_first(x->len, y->len, x->kind, y->kind, x->port, y->port);
+
+	if (c == 0 && x->gateway != y->gateway)
+		c = x->gateway < y->gateway ? 1 : -1;
+	return c != 0 ? c > 0 : x->tunnel < y->tunnel;
+}
+
+static int covers4(const struct fib_route *r, uint32_t dst)
+{
+	return r->len == 0 || ((r->prefix ^ dst) >> (32 - r->len)) == 0;
+}
+
+static const struct fib_route *brute4(const struct fib_route *r, const uint8_t *in, size_t n,
+				      uint32_t dst)
+{
+	const struct fib_route *best = NULL;
+
+	for (size_t i = 0; i < n; i++)
+		if (in[i] && covers4(&r[i], dst) && (best == NULL || better4(&r[i], best)))
+			best = &r[i];
+	return best;
+}
+
+/* A random IPv4 route near one of a few bases, of every length from the
+ * default route to /32 (those the index leaves to the table, /8 to /24 in
+ * tbl24, and longer in tbl8 groups), any kind. */
+static void random_route4(struct fib_route *r)
+{
+	static const uint8_t lens[] = {0, 1, 7, 8, 9, 16, 20, 23, 24, 25, 26, 28, 30, 31, 32};
+	static const uint32_t bases[] = {IP(10, 0, 0, 0), IP(10, 1, 2, 0), IP(192, 168, 1, 0),
+					 IP(128, 0, 0, 0)};
+
+	memset(r, 0, sizeof(*r));
+	r->prefix = bases[rnd() % 4] ^ (rnd() % 3 ? rnd() & 0x3ff : 0);
+	r->len = rnd() % 3 ? lens[rnd() % sizeof(lens)] : (uint8_t)(rnd() % 33);
+	r->kind = (uint8_t)(rnd() % 4);
+	r->port = (uint16_t)(rnd() % 3);
+	r->gateway = rnd() % 2;
+	r->tunnel = rnd() % 50;
+}
+
+/* Every lookup, under the routes, near them and anywhere, is the brute
+ * force's longest-prefix match of the routes in; returns how many are not. */
+static size_t lookups4(const struct fib *fib, const struct fib_route *routes, const uint8_t *in,
+		       size_t n)
+{
+	size_t bad = 0;
+
+	for (int i = 0; i < 2000; i++) {
+		uint32_t dst = rnd();
+		const struct fib_route *want, *got;
+
+		if (i % 4 != 0) /* under a route, its host bits random */
+			dst = routes[rnd() % n].prefix ^ (dst & (i % 4 == 1 ? 0xff : 0xffff));
+		want = brute4(routes, in, n, dst);
+		got = fib_lookup(fib, dst);
+		bad += (want == NULL) != (got == NULL) ||
+		       (want != NULL && (got->len != want->len || got->kind != want->kind ||
+					 got->port != want->port || got->gateway != want->gateway ||
+					 got->tunnel != want->tunnel || !covers4(got, dst)));
+	}
+	return bad;
+}
+
+/* Random IPv4 route sets, in and out one at a time in random order: after
+ * each round every lookup is the brute force's, the table equals a whole
+ * build of the routes in, and once all are out the index has given every
+ * tbl8 group back. */
+static void test_fib4_random(void)
+{
+	enum { N = 300 };
+	struct fib_route *routes = calloc(N, sizeof(*routes)), *left = calloc(N, sizeof(*left));
+	uint8_t in[N];
+	size_t bad = 0;
+
+	CHECK(routes != NULL && left != NULL, "memory");
+	for (uint32_t seed = 1; routes != NULL && left != NULL && seed <= 20; seed++) {
+		struct fib grown = {0}, built;
+		size_t n = 10 + seed * 14, n_left;
+
+		rnd_state = seed * 2246822519u;
+		memset(in, 0, sizeof(in));
+		for (size_t i = 0; i < n; i++) {
+			random_route4(&routes[i]);
+			/* One route per prefix and length: a shadowed one is not
+			 * there to remove (test_fib_in_place has those). */
+			for (size_t j = 0; j < i; j++)
+				if (routes[j].len == routes[i].len &&
+				    covers4(&routes[j], routes[i].prefix) &&
+				    covers4(&routes[i], routes[j].prefix)) {
+					routes[i].len = 32;
+					routes[i].prefix = IP(172, 16, 0, 0) + (uint32_t)i;
+					break;
+				}
+			if (routes[i].len < 32) /* host bits set: cleared on the way in */
+				routes[i].prefix &= ~(0xffffffffu >> routes[i].len) | (rnd() & 1);
+		}
+		for (int round = 0; round < 6; round++) {
+			for (size_t k = 0; k < n; k++) {
+				size_t i = rnd() % n;
+
+				if (!in[i] && (round % 2 == 0 || rnd() % 4 == 0)) {
+					CHECK(fib_insert(&grown, &routes[i]) == 0,
+					      "seed %u: insert", seed);
+					in[i] = 1;
+				} else if (in[i] && (round % 2 == 1 || rnd() % 4 == 0)) {
+					CHECK(fib_remove(&grown, routes[i].prefix, routes[i].len,
+							 routes[i].kind) == 0,
+					      "seed %u: remove", seed);
+					in[i] = 0;
+				}
+			}
+			for (size_t i = 0; i < n; i++) /* the prefix as the table holds it */
+				if (routes[i].len < 32)
+					routes[i].prefix &= ~(0xffffffffu >> routes[i].len);
+			bad += lookups4(&grown, routes, in, n);
+			n_left = 0;
+			for (size_t i = 0; i < n; i++)
+				if (in[i])
+					left[n_left++] = routes[i];
+			CHECK(fib_build(&built, left, n_left) == 0, "seed %u: build", seed);
+			CHECK(fib_same(&grown, &built) && fib_same(&built, &grown),
+			      "seed %u round %d: in place = built", seed, round);
+			bad += lookups4(&built, routes, in, n);
+			fib_free(&built);
+		}
+		for (size_t i = 0; i < n; i++)
+			if (in[i])
+				CHECK(fib_remove(&grown, routes[i].prefix, routes[i].len,
+						 routes[i].kind) == 0,
+				      "seed %u: remove at the end", seed);
+		CHECK(grown.table.nb_routes == 0 && fib_lookup(&grown, IP(10, 1, 2, 3)) == NULL &&
+			      grown.lpm.nb_tbl8_free == grown.lpm.tbl8_top,
+		      "seed %u: empty at the end, every tbl8 group back (%u of %u)", seed,
+		      grown.lpm.nb_tbl8_free, grown.lpm.tbl8_top);
+		fib_free(&grown);
+	}
+	CHECK(bad == 0, "%zu IPv4 lookups differ from the brute force", bad);
+	free(routes);
+	free(left);
 }
 
 /* Random IPv6 route sets inserted one at a time (in either order) equal a
@@ -595,6 +772,7 @@ int main(void)
 	test_fib();
 	test_fib_in_place();
 	test_fib_many();
+	test_fib4_random();
 	test_fib6_random();
 	test_fib6_in_place();
 	test_ipv4_check();
