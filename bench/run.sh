@@ -98,8 +98,9 @@ POLL_SIZES=64,1400
 VETH=0
 PROFILE=0
 SCALE_TUNNELS=1,1000,10000
-SCALE_PAIRS=9 # (S): a trial varies by a fifth either way on this machine; with 5
-# pairs the 10,000-tunnel median ratio ranged 0.81-0.90 between runs of one tree
+SCALE_PAIRS=15 # (S): a trial varies by a fifth either way on this machine; with 5
+# pairs the 10,000-tunnel median ratio ranged 0.81-0.90 between runs of one tree,
+# with 9 (3 pairs each of 1,000 and 10,000 tunnels costing ~45 s) from 0.84 to 1.11
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
 NOTE=

@@ -102,6 +102,20 @@ static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, ui
 	rx->tx_packets += sent;
 }
 
+/* The first two lines of each frame's data, which the port's transmit
+ * function copies (memif) or hands on: written on another core (by a
+ * worker, or the router), they would otherwise miss one frame after
+ * another inside the PMD. The mbuf headers must be on their way already. */
+static void prefetch_frames(struct rte_mbuf *const pkts[], unsigned int n)
+{
+	for (unsigned int k = 0; k < n; k++) {
+		const char *data = rte_pktmbuf_mtod(pkts[k], const char *);
+
+		rte_prefetch0(data);
+		rte_prefetch0(data + RTE_CACHE_LINE_SIZE);
+	}
+}
+
 /* A burst from a crypto worker's ring. The worker wrote the frames on
  * another core: ask for every metadata line (out_port) and mbuf header (the
  * PMD's) at once rather than miss on them one by one. */
@@ -127,6 +141,7 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 
 	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &esgw_shm_worker(rx->dp.shared, w)->room_worker_out,
 			    &esgw_shm_worker(rx->dp.shared, w)->db);
+	prefetch_frames(pkts, n);
 	for (unsigned int k = 0; k < n; k++) {
 		uint16_t port = esgw_meta(pkts[k])->out_port;
 
@@ -155,8 +170,11 @@ static unsigned int tx_round(struct rxtx *rx)
 
 		if (n == 0)
 			continue;
+		for (unsigned int k = 0; k < n; k++)
+			rte_prefetch0(pkts[k]);
 		esgw_ring_room_made(&rx->dp, rx->tx[port], ESGW_RING_LOW, &rx->dp.shared->room_tx,
 				    &rx->dp.shared->db_router);
+		prefetch_frames(pkts, n);
 		port_send(rx, port, pkts, (uint16_t)n);
 		total += n;
 	}
