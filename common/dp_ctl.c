@@ -6,6 +6,7 @@
 #include "dp.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,8 @@
 
 #include "listen.h"
 #include "log.h"
+
+#define DP_TRIM_AFTER (1u << 20) /* bytes of a control message */
 
 /* Waits (blocking, off the data path) for the control socket to become
  * readable, then hands it to the data thread and waits until served. This
@@ -210,6 +213,13 @@ static void ctl_serve(struct esgw_dp *dp)
 			esgw__dp_request__free_unpacked(req, NULL);
 		/* A DpConfig carries SA keys: leave none in the receive buffer. */
 		explicit_bzero((uint8_t *)msg, len);
+		/* A large message (a whole configuration of thousands of
+		 * tunnels, a big batch) left its unpacked copy and what was
+		 * built from it freed in the heap: give those pages back, so
+		 * that resident memory is what the tables hold. Small changes
+		 * (one command) skip it: it costs a walk of the heap. */
+		if (len >= DP_TRIM_AFTER)
+			malloc_trim(0);
 		if (dp->conn_fd < 0)
 			return;
 		esgw_frame_consume(&dp->rx);

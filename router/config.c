@@ -76,8 +76,8 @@ void router_tables_free(struct router_tables *t)
 	free(t->tunnel_in);
 	free(t->tunnel_by_name);
 	free(t->sa_conf);
-	free(t->tunnels);
-	free(t->sa_in);
+	esgw_slot_table_free(t->tunnels, t->tunnels_cap, sizeof(*t->tunnels));
+	esgw_slot_table_free(t->sa_in, t->sa_in_mask + 1, sizeof(*t->sa_in));
 	esgw_slot_table_free(t->sa_tunnel, t->max_sas, sizeof(*t->sa_tunnel));
 	spd_free(t->spd);
 	free(t);

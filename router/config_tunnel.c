@@ -11,6 +11,7 @@
 
 #include "addr.h"
 #include "log.h"
+#include "slot_table.h"
 #include "router.h"
 #include "spd.h"
 
@@ -45,29 +46,21 @@ fail:
 	return -1;
 }
 
-/* Room for cap tunnels, each on cache lines of its own, the first n of old
- * copied (old freed); NULL out of memory (old kept). */
-static struct router_tunnel *tunnels_realloc(struct router_tunnel *old, uint32_t n, uint32_t cap)
+/* Room for cap tunnels, each on cache lines of its own (page-aligned
+ * memory of its own, slot_table.h: resident only where written), the first
+ * n of old (old_cap of them) copied and old freed; NULL out of memory (old
+ * kept). */
+static struct router_tunnel *tunnels_realloc(struct router_tunnel *old, uint32_t n,
+					     uint32_t old_cap, uint32_t cap)
 {
-	struct router_tunnel *tun = aligned_alloc(RTE_CACHE_LINE_SIZE, cap * sizeof(*tun));
+	struct router_tunnel *tun = esgw_slot_table_alloc(cap, sizeof(*tun));
 
 	if (tun == NULL)
 		return NULL;
-	memset(tun, 0, cap * sizeof(*tun));
 	if (old != NULL)
 		memcpy(tun, old, n * sizeof(*tun));
-	free(old);
+	esgw_slot_table_free(old, old_cap, sizeof(*old));
 	return tun;
-}
-
-/* An empty SPI table of n entries, cache-line aligned, or NULL. */
-static struct router_sa_in *sa_in_alloc(size_t n)
-{
-	struct router_sa_in *tab = aligned_alloc(RTE_CACHE_LINE_SIZE, n * sizeof(*tab));
-
-	if (tab != NULL)
-		memset(tab, 0, n * sizeof(*tab));
-	return tab;
 }
 
 /* The tunnel table and an SPI table twice as large as the inbound SAs. */
@@ -77,7 +70,7 @@ static int tunnels_alloc(struct router_tables *t, const Esgw__DpConfig *cfg, cha
 	size_t nb_in = 0, size = 16, names = 16;
 
 	t->tunnels_cap = cfg->n_tunnels ? (uint32_t)cfg->n_tunnels : 1;
-	t->tunnels = tunnels_realloc(NULL, 0, t->tunnels_cap);
+	t->tunnels = tunnels_realloc(NULL, 0, 0, t->tunnels_cap);
 	t->tunnel_in = calloc(t->tunnels_cap, sizeof(*t->tunnel_in));
 	if (t->tunnels == NULL || t->tunnel_in == NULL)
 		FAIL("out of memory");
@@ -85,7 +78,7 @@ static int tunnels_alloc(struct router_tables *t, const Esgw__DpConfig *cfg, cha
 		nb_in += cfg->tunnels[i]->n_sa_in;
 	while (size < 2 * nb_in)
 		size *= 2;
-	t->sa_in = sa_in_alloc(size);
+	t->sa_in = esgw_slot_table_alloc(size, sizeof(*t->sa_in));
 	if (t->sa_in == NULL)
 		FAIL("out of memory");
 	t->sa_in_mask = (uint32_t)size - 1;
@@ -326,7 +319,8 @@ static int tunnels_grow(struct router_tables *t, size_t n_in, char *err, size_t 
 {
 	if (t->nb_tunnels == t->tunnels_cap) {
 		uint32_t cap = t->tunnels_cap ? 2 * t->tunnels_cap : 16;
-		struct router_tunnel *tun = tunnels_realloc(t->tunnels, t->nb_tunnels, cap);
+		struct router_tunnel *tun =
+			tunnels_realloc(t->tunnels, t->nb_tunnels, t->tunnels_cap, cap);
 		struct router_tunnel_in *in;
 
 		if (tun == NULL)
@@ -362,7 +356,7 @@ static int tunnels_grow(struct router_tables *t, size_t n_in, char *err, size_t 
 
 		while (2 * (t->sa_in_used + n_in) > size)
 			size *= 2;
-		tab = sa_in_alloc(size);
+		tab = esgw_slot_table_alloc(size, sizeof(*tab));
 		if (tab == NULL)
 			FAIL("out of memory");
 		for (uint32_t i = 0; old != NULL && i <= t->sa_in_mask; i++) {
@@ -374,9 +368,9 @@ static int tunnels_grow(struct router_tables *t, size_t n_in, char *err, size_t 
 				h = (h + 1) & (size - 1);
 			tab[h] = old[i];
 		}
+		esgw_slot_table_free(old, old != NULL ? t->sa_in_mask + 1 : 0, sizeof(*old));
 		t->sa_in = tab;
 		t->sa_in_mask = size - 1;
-		free(old);
 	}
 	return 0;
 fail:
