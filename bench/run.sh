@@ -100,7 +100,7 @@ PROFILE=0
 SCALE_TUNNELS=1,1000,10000
 SCALE_PAIRS=15 # (S): a trial varies by a fifth either way on this machine; with 5
 # pairs the 10,000-tunnel median ratio ranged 0.81-0.90 between runs of one tree,
-# with 9 (3 pairs each of 1,000 and 10,000 tunnels costing ~45 s) from 0.84 to 1.11
+# with 3 pairs 0.59-1.08 (64 B, six runs of one tree); 15 pairs take ~225 s
 OUT=$top/bench/RESULTS.md
 WRITE_RESULTS=1
 NOTE=
