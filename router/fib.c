@@ -82,15 +82,14 @@ static void slot_put(struct fib *fib, uint32_t slot)
 	fib->free_slots[fib->nb_free_slots++] = slot;
 }
 
-/* The longest route shorter than len covering prefix: its length and slot
- * as the index knows it (cover_len 0: none of /8 or longer). */
+/* The longest route shorter than len (an indexed length, so at least 1)
+ * covering prefix: its length and slot as the index knows it (cover_len 0:
+ * none of /8 or longer). */
 static void cover_of(const struct fib *fib, uint32_t prefix, uint8_t len, uint8_t *cover_len,
 		     uint32_t *cover_slot)
 {
-	const struct fib_entry *c =
-		len == 0 ? NULL
-			 : prefix_table_lookup_upto(&fib->table, &prefix, sizeof(prefix),
-						    sizeof(*c), (uint8_t)(len - 1));
+	const struct fib_entry *c = prefix_table_lookup_upto(&fib->table, &prefix, sizeof(prefix),
+							     sizeof(*c), (uint8_t)(len - 1));
 
 	*cover_len = c != NULL && c->route.len >= LPM24_MIN_LEN ? c->route.len : 0;
 	*cover_slot = c != NULL ? c->slot : 0;

@@ -64,7 +64,7 @@ struct router_tunnel {
 } __attribute__((aligned(64)));
 
 /* Inbound SA by SPI (open addressing): 32 bytes, so that in the table
- * (cache-line aligned: router_sa_in_alloc) an entry never spans two lines. */
+ * (page-aligned: esgw_slot_table_alloc) an entry never spans two lines. */
 struct router_sa_in {
 	uint32_t spi;
 	uint32_t slot;
