@@ -348,8 +348,10 @@ def stage_table(raw, stages):
         for size, st in per_size.items():
             t = st.get("trial") or {}
             enc, dec = ceiling(raw, alg, "encrypt", size), ceiling(raw, alg, "decrypt", size)
-            lines.append("| %s | %s | %s / %s | %s | %s | %s | %s | %s | %s | %.0f%% / %.0f%% |" % (
+            others = st.get("stage_trials_pps") or []
+            lines.append("| %s | %s | %s / %s%s | %s | %s | %s | %s | %s | %s | %.0f%% / %.0f%% |" % (
                 alg, size, mpps(t.get("offered_pps", 0)), mpps(t.get("delivered_pps", 0)),
+                " (trials %s)" % ", ".join(mpps(x) for x in others) if len(others) > 1 else "",
                 stage_cell(st, "gw1", "rxtx"), stage_cell(st, "gw1", "router"),
                 worker_cell(st, "gw1", "encrypt_cycles_per_packet",
                             enc["cycles_per_packet"] if enc else None),
@@ -643,7 +645,8 @@ def main():
                        ("two-workers", "two workers, two SA pairs (two tunnels)")):
         if stages[tag]:
             out += ["", "## esgw per-stage cycles per packet at full load, %s" % title, "",
-                    "Busy TSC cycles per packet through the gateway from the dataplane's counters "
+                    "Busy TSC cycles per packet through the gateway from the dataplane's counters, "
+                    "in the full-load trial with the median delivered rate (trials: each one's) "
                     "(gw1 encrypts, gw2 decrypts; rxtx handles every packet twice, RX and TX, and "
                     "gw2's router twice: both counted); `driver`: the part of rxtx's in the ports' "
                     "receive and transmit functions; `ESP core`: the part of the worker's in "
@@ -739,8 +742,10 @@ NOTES = """## How to read it
   process; it includes polling that found nothing (ipsec-secgw never sleeps).
   **Context switches per 1,000 packets**: voluntary (the process slept, e.g. on a
   doorbell) plus nonvoluntary (it was preempted), summed over its threads.
-- **Per-stage cycles** (esgw only): from `esgwctl --json show dataplane` around one
-  more trial at full speed; TSC cycles count wall time, so a process preempted inside a
+- **Per-stage cycles** (esgw only): from `esgwctl --json show dataplane` around each of
+  a few more trials at full speed (the settings line's stage_trials), of which the one
+  with the median delivered rate is shown (every trial's rate in brackets); TSC cycles
+  count wall time, so a process preempted inside a
   busy round is charged for the time it waited. Except `kept its CPU`, the ESP core's
   cycles per packet over the calls each crypto worker sampled (one in 64) with its
   thread's context switches read before and after (getrusage): only those during which

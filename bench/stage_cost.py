@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: BSD-3-Clause
-"""Per-stage cost of one measured trial: from `esgwctl --json show dataplane`
+"""Per-stage cost of one measured trial (or, --median, which of several
+trials' outputs to report): from `esgwctl --json show dataplane`
 taken before and after it on both gateways, the busy TSC cycles per packet of
 each process, and the crypto worker's cycles per encrypted (gw1) and decrypted
 (gw2) packet. From the trial's own /proc readings (esgw-bench --watch), each
@@ -92,9 +93,22 @@ def gateway(gw, before_path, after_path, trial, tsc_hz):
     return out
 
 
+def median_trial(paths):
+    """Of several trials' outputs, the one with the median delivered rate
+    (the lower middle of an even count), with every trial's rate beside it."""
+    docs = sorted((json.load(open(p)) for p in paths), key=lambda d: d["trial"]["delivered_pps"])
+    doc = docs[(len(docs) - 1) // 2]
+    doc["stage_trials_pps"] = [d["trial"]["delivered_pps"] for d in docs]
+    return doc
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--median":
+        print(json.dumps(median_trial(sys.argv[2:])))
+        sys.exit(0)
     if len(sys.argv) != 6:
-        sys.exit("usage: stage_cost.py GW1_BEFORE GW1_AFTER GW2_BEFORE GW2_AFTER TRIAL_JSON")
+        sys.exit("usage: stage_cost.py GW1_BEFORE GW1_AFTER GW2_BEFORE GW2_AFTER TRIAL_JSON\n"
+                 "       stage_cost.py --median STAGE_JSON...")
     doc = json.load(open(sys.argv[5]))
     trial = doc["results"][0]["trials"][0]
     print(json.dumps({"gw1": gateway("gw1", sys.argv[1], sys.argv[2], trial, doc["tsc_hz"]),
