@@ -66,27 +66,27 @@ GEN_CPU=0        # the generator's CPU
 GW_CPU=1         # setting (A): the gateway's one CPU
 MEMIF_RING=${MEMIF_RING:-14}
 # Setting (B): where each esgw gateway's processes run (esgw-ctld --rxtx-cpu,
-# --router-cpu, --worker-cpus). On 2 CPUs the load is split: gw1's rxtx and
-# router share CPU 0 with the generator and its worker 0 is on CPU 1, gw2 the
-# other way round, so no CPU holds both crypto workers of the tunnel and every
-# packet still crosses cores between stages, as on a real gateway. secgw's
-# one lcore per gateway: the first on CPU 1, the second on CPU 0 (with the
-# generator), as esgw's crypto workers. With 8 CPUs or more every process has
+# --router-cpu, --worker-cpus). On 2 CPUs each gateway on one CPU, as each
+# secgw's one lcore is: gw1 (and sgw1) on CPU 1, gw2 (and sgw2) on CPU 0 with
+# the generator; the SAs of one tunnel go to worker 0, on its gateway's CPU,
+# and two tunnels' to workers 0 and 1 (the second on the other CPU). The
+# two vCPUs here are often far apart: a cache line goes from one to the
+# other and back in 90 to 475 ns (bench/cpu-pingpong, which the results
+# quote; medians of 270-470 ns in most readings of this stop), and every
+# packet crossing between stages waits for its lines. With rxtx and the router on one CPU and the worker on the other
+# (gw1: rxtx and router on CPU 0, worker on CPU 1, gw2 the other way round),
+# the chain delivered 0.64-0.70x secgw at 64 B and 0.77x at 1400 B at full
+# load; each gateway on one CPU, 0.88-0.92x and 0.92-0.99x (two rounds each,
+# alternating, aes-gcm-128, 3 pairs). With 8 CPUs or more every process has
 # a CPU of its own.
 if [ "$(nproc)" -ge 8 ]; then
 	PLACE_gw1="--rxtx-cpu 1 --router-cpu 2 --worker-cpus 3,4"
 	PLACE_gw2="--rxtx-cpu 5 --router-cpu 6 --worker-cpus 7,$(($(nproc) >= 9 ? 8 : 4))"
 	CPU_sgw1=3 CPU_sgw2=7
-	LAT_WORKER= # (C) as (B)
 else
-	PLACE_gw1="--rxtx-cpu 0 --router-cpu 0 --worker-cpus 1,0"
-	PLACE_gw2="--rxtx-cpu 1 --router-cpu 1 --worker-cpus 0,1"
+	PLACE_gw1="--rxtx-cpu 1 --router-cpu 1 --worker-cpus 1,0"
+	PLACE_gw2="--rxtx-cpu 0 --router-cpu 0 --worker-cpus 0,1"
 	CPU_sgw1=1 CPU_sgw2=0
-	# (C), latency: each gateway on one CPU, as each secgw is (gw1 on CPU 0,
-	# gw2 on CPU 1): the SAs go to worker 1, the one on its rxtx's CPU, so no
-	# hand-off inside a gateway waits for a wake-up on the other vCPU (36 us
-	# at the median here, 11 us on the same CPU).
-	LAT_WORKER=1
 fi
 PLACE_gwA="--rxtx-cpu $GW_CPU --router-cpu $GW_CPU --worker-cpus $GW_CPU"
 VETH_SIZES=64,1400
@@ -291,18 +291,29 @@ say "host setup and build"
 ESGW_HUGEPAGES=${ESGW_HUGEPAGES:-2048} "$top/deploy/setup-host.sh"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top" >/dev/null
 targets="rxtx/esgw-rxtx router/esgw-router crypto-worker/esgw-crypto ctl/esgw-ctld ctl/esgwctl
-	bench/esgw-bench bench/imb-raw bench/esp-core"
+	bench/esgw-bench bench/imb-raw bench/esp-core bench/cpu-pingpong"
 rm -rf "$run"
 mkdir -p "$run/bin"
 ninja -C "$build" $targets >"$run/build.log" 2>&1 ||
 	{ tail -n 30 "$run/build.log" >&2; die "build failed: ninja -C $build"; }
-for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-raw esp-core; do
+for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-raw esp-core \
+	cpu-pingpong; do
 	exe=$(ls "$build"/*/"$role" 2>/dev/null | head -n 1 || true)
 	[ -n "$exe" ] || die "$role not built in $build"
 	ln -sf "$exe" "$run/bin/$role"
 done
 secgw_build
 echo "ipsec-secgw: $SECGW_BIN"
+# A cache line from CPU 0 to CPU 1 and back, median (min-max) ns over a
+# second: where the host has put the two vCPUs, at the start and the end.
+pingpong() {
+	local r med lo hi
+	r=$("$run/bin/cpu-pingpong" 0 1 1 2>/dev/null) || { echo "n/a"; return 0; }
+	read -r med lo hi <<<"$r"
+	echo "$med ns ($lo-$hi)"
+}
+pingpong_before=$(pingpong)
+echo "CPU 0 -> 1 -> 0 cache-line round trip: $pingpong_before"
 esgwctl() { local gw=$1; shift; "$run/bin/esgwctl" --socket "$run/$gw/ctl.sock" "$@"; }
 RUNS=$run/runs.jsonl # one line per measured run, for report.py
 : >"$RUNS"
@@ -659,13 +670,6 @@ b_run() { # esgw|secgw alg pair
 	record B chain "$kind" "$alg" "$pair" "$out"
 }
 
-# (C)'s SA placement for esgw (worker LAT_WORKER), then back to (B)'s.
-lat_placement() { # esgw|secgw alg worker-or-empty
-	[ "$1" = esgw ] && [ -n "$LAT_WORKER" ] || return 0
-	configure_sas "$2" 1 "gw1:1${3:+:$3}" "gw2:2${3:+:$3}"
-	sleep 1 # let the pushes settle
-}
-
 c_run() { # esgw|secgw alg pair
 	local kind=$1 alg=$2 pair=$3 out=$run/C-$1-$3.json
 	chain_generator "$kind" "$alg" "$out" "$run/C.err" --size "$LAT_SIZE" --rate "$LAT_RATES" \
@@ -766,9 +770,7 @@ setting_bc() {
 				if has_setting C && [ "$alg" = "$FIRST_ALG" ]; then
 					[ "$pair" -eq 1 ] && [ "$kind" = esgw ] &&
 						say "(C) latency through the chain: $alg, $LAT_SIZE B, $LAT_RATES packets/s"
-					lat_placement "$kind" "$alg" "$LAT_WORKER"
 					c_run "$kind" "$alg" "$pair"
-					lat_placement "$kind" "$alg" ""
 				fi
 				if [ "$kind" = secgw ]; then thaw gw1 gw2; fi
 			done
@@ -804,12 +806,8 @@ two_workers() {
 # generator's port B and routes the generator's source back into hub1 (every
 # tunnel has the same peer). One chain per tunnel count, all configured at
 # the start (one esgwctl -f batch per gateway) and placed as (B)'s gw1 and
-# gw2, but with the SAs where esgw-ctld puts SAs given no worker (the least
-# loaded: outbound SAs on worker 0, inbound on worker 1), so both busy
-# workers, gw1's encrypting and gw2's decrypting, share CPU 1 with gw2's
-# rxtx and router (measured with gw2's SAs on its worker 0 instead, on CPU
-# 0 as in (B): 1 tunnel 8 % faster, 10,000 as before); the chain not
-# measured is frozen, as esgw is while secgw runs, so the
+# gw2, every SA on worker 0 (on its gateway's CPU) as (B)'s one tunnel's;
+# the chain not measured is frozen, as esgw is while secgw runs, so the
 # counts are interleaved like the other settings: each pair measures every
 # count, ascending in odd pairs and descending in even ones, seconds apart,
 # and the report gives each count's ratio to the fewest tunnels' figure of
@@ -828,7 +826,7 @@ scale_chain() { # n: chain sc<n>, gateways sc<n>a (as gw1) and sc<n>b (as gw2)
 		gw=$a
 		[ "$side" -eq 2 ] && gw=$b
 		f=$run/scale-$gw.batch
-		(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "gw$side" 1 "$n" >"$f")
+		(umask 077; "$PY" "$top/tests/integration/scale_config.py" add "gw$side" 1 "$n" 0 >"$f")
 		if [ "$side" -eq 2 ]; then
 			echo "route add 10.128.0.0/9 via 192.168.2.1" >>"$f"
 			echo "route add 192.168.1.0/24 tunnel hub1" >>"$f"
@@ -988,6 +986,7 @@ has_setting S && scale_point
 [ "$VETH" -eq 1 ] && veth_chain
 
 say "esgw next to ipsec-secgw"
+pingpong_after=$(pingpong)
 elapsed=$(($(date +%s) - started))
 machine="- machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), $(uname -r)
 - date: $(date -u '+%Y-%m-%d %H:%M:%S UTC'), load average before the run: $load_before, after: $(cut -d' ' -f1-3 /proc/loadavg), run time $elapsed s
@@ -1000,7 +999,7 @@ results_args=()
 	--two-workers "${two_worker_args[@]}" --scale "${scale_args[@]}" --scale-idle "${scale_idle_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
 	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--command "$cmdline" --machine "$machine" --note "$NOTE" \
-	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trials=${STAGE_TRIALS}x$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each, esgw's SAs on worker ${LAT_WORKER:-0}; (S): $SCALE_TUNNELS tunnels, $SCALE_PAIRS pairs" \
+	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trials=${STAGE_TRIALS}x$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each; (S): $SCALE_TUNNELS tunnels, $SCALE_PAIRS pairs; a cache line CPU 0 -> 1 -> 0 (bench/cpu-pingpong): $pingpong_before at the start, $pingpong_after at the end" \
 	"${results_args[@]}"
 [ "$WRITE_RESULTS" -eq 1 ] && echo "written: $OUT"
 echo "bench/run.sh: run time $elapsed s"

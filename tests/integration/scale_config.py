@@ -32,22 +32,23 @@ def spis(i):
     return 0x100000 + i, 0x200000 + i
 
 
-def sa_lines(side, i):
-    """The two `sa add` lines of tunnel i on one side (out first)."""
+def sa_lines(side, i, worker=None):
+    """The two `sa add` lines of tunnel i on one side (out first); on the
+    given crypto worker, or (None) where esgw-ctld puts them."""
     gw1_out, gw1_in = spis(i)
     out_spi, in_spi = (gw1_out, gw1_in) if side == "gw1" else (gw1_in, gw1_out)
     ids = (2 * i - 1, 2 * i) if side == "gw1" else (2 * i, 2 * i - 1)
     lines = []
     for sa_id, spi in zip(ids, (out_spi, in_spi)):
         key, salt = keys(i, spi)
-        lines.append("sa add %d spi %d alg aes-gcm-128 crypto-key %s salt %s" % (
-            sa_id, spi, key, salt))
+        lines.append("sa add %d spi %d alg aes-gcm-128 crypto-key %s salt %s%s" % (
+            sa_id, spi, key, salt, "" if worker is None else " worker %d" % worker))
     return lines, ids
 
 
-def tunnel_lines(side, i):
+def tunnel_lines(side, i, worker=None):
     """sa add x2, tunnel add, route add of tunnel i."""
-    lines, (sa_out, sa_in) = sa_lines(side, i)
+    lines, (sa_out, sa_in) = sa_lines(side, i, worker)
     local, remote = WAN[side]
     lines.append("tunnel add hub%d local %s remote %s sa-out %d sa-in %d" % (
         i, local, remote, sa_out, sa_in))
@@ -55,12 +56,12 @@ def tunnel_lines(side, i):
     return lines
 
 
-def lines(side, first, last):
-    """Tunnels first..last of one side; with the route that takes the far
-    side's networks to the local host (10.0.0.0/9 or 10.128.0.0/9)."""
+def lines(side, first, last, worker=None):
+    """Tunnels first..last of one side, their SAs on worker (None: where
+    esgw-ctld puts them)."""
     out = []
     for i in range(first, last + 1):
-        out += tunnel_lines(side, i)
+        out += tunnel_lines(side, i, worker)
     return out
 
 
@@ -89,7 +90,10 @@ def delete_lines(side, first, last):
 
 
 if __name__ == "__main__":
-    # bench/run.sh: scale_config.py add|del SIDE FIRST LAST > FILE (esgwctl -f)
+    # bench/run.sh: scale_config.py add|del SIDE FIRST LAST [WORKER] > FILE (esgwctl -f)
     import sys
     verb, side, first, last = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-    print("\n".join((lines if verb == "add" else delete_lines)(side, first, last)))
+    if verb == "add":
+        print("\n".join(lines(side, first, last, int(sys.argv[5]) if len(sys.argv) > 5 else None)))
+    else:
+        print("\n".join(delete_lines(side, first, last)))
