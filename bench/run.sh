@@ -72,13 +72,14 @@ MEMIF_RING=${MEMIF_RING:-14}
 # and two tunnels' to workers 0 and 1 (the second on the other CPU). The
 # two vCPUs here are often far apart: a cache line goes from one to the
 # other and back in 90 to 475 ns (bench/cpu-pingpong, which the results
-# quote; medians of 270-470 ns in most readings of this stop), and every
-# packet crossing between stages waits for its lines. With rxtx and the router on one CPU and the worker on the other
-# (gw1: rxtx and router on CPU 0, worker on CPU 1, gw2 the other way round),
-# the chain delivered 0.64-0.70x secgw at 64 B and 0.77x at 1400 B at full
-# load; each gateway on one CPU, 0.88-0.92x and 0.92-0.99x (two rounds each,
-# alternating, aes-gcm-128, 3 pairs). With 8 CPUs or more every process has
-# a CPU of its own.
+# quote; medians of about 100 ns in some readings, 450-470 ns in others,
+# as the host moves the vCPUs), and every packet crossing between stages
+# waits for its lines. With rxtx and the router on one CPU and the worker
+# on the other (gw1: rxtx and router on CPU 0, worker on CPU 1, gw2 the
+# other way round), the chain delivered 0.64-0.70x secgw at 64 B and 0.77x
+# at 1400 B at full load; each gateway on one CPU, 0.88-0.92x and
+# 0.92-0.99x (two rounds each, alternating, aes-gcm-128, 3 pairs). With 8
+# CPUs or more every process has a CPU of its own.
 if [ "$(nproc)" -ge 8 ]; then
 	PLACE_gw1="--rxtx-cpu 1 --router-cpu 2 --worker-cpus 3,4"
 	PLACE_gw2="--rxtx-cpu 5 --router-cpu 6 --worker-cpus 7,$(($(nproc) >= 9 ? 8 : 4))"
