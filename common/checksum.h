@@ -9,18 +9,46 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "byteorder.h"
 
 /* The 32-bit sum of the big-endian 16-bit words of len bytes, added to sum;
- * an odd last byte counts as the high half of a word. */
+ * an odd last byte counts as the high half of a word. Summed four bytes at a
+ * time in the CPU's own order and byte-swapped once at the end (RFC 1071
+ * 2(B): the one's complement sum does not depend on the byte order), which
+ * is what returns: a folded value congruent to the big-endian sum, so the
+ * checksum made of it is the same. Loads of any alignment (memcpy). */
 static inline uint32_t checksum_sum(const uint8_t *p, size_t len, uint32_t sum)
 {
-	for (; len >= 2; p += 2, len -= 2)
-		sum += read_be16(p);
-	if (len)
-		sum += (uint32_t)p[0] << 8;
-	return sum;
+	uint64_t acc = 0;
+	uint32_t word;
+	uint16_t half;
+
+	for (; len >= 4; p += 4, len -= 4) {
+		memcpy(&word, p, 4);
+		acc += word;
+	}
+	if (len >= 2) {
+		memcpy(&half, p, 2);
+		acc += half;
+		p += 2;
+		len -= 2;
+	}
+	if (len) {
+		half = 0;
+		memcpy(&half, p, 1); /* the high half of a big-endian word */
+		acc += half;
+	}
+	acc = (acc & 0xffffffffu) + (acc >> 32);
+	acc = (acc & 0xffffffffu) + (acc >> 32);
+	acc = (acc & 0xffff) + (acc >> 16);
+	acc = (acc & 0xffff) + (acc >> 16);
+	half = (uint16_t)acc;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	half = __builtin_bswap16(half);
+#endif
+	return sum + half;
 }
 
 static inline uint16_t checksum_fold(uint32_t sum)

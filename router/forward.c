@@ -148,19 +148,21 @@ static int is_broadcast_for(const struct fib_route *rt, uint32_t dst)
 }
 
 /* What source_check needs of an IPv4 packet from src to a destination
- * whose route is rt. */
-static struct source_route source_route4(struct router *r, uint32_t src, const struct fib_route *rt,
-					 int local)
+ * whose route is rt, written into *sr field by field: built as a value and
+ * copied, the flags' narrow stores were read back by one wider load, which
+ * waits for them to reach the cache (a failed store-to-load forward): 37 %
+ * of input_ipv4's samples at 64 B in a profile of the chain's gw2. */
+static void source_route4(struct router *r, uint32_t src, const struct fib_route *rt, int local,
+			  struct source_route *sr)
 {
 	const struct fib_route *back = fib_lookup(&r->tables->fib, src);
 
-	return (struct source_route){
-		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,
-		.dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1,
-		.martian = headers_ipv4_martian_source(src) ||
-			   (back != NULL && back->kind == FIB_LOCAL) || is_broadcast_for(back, src),
-		.local = (uint8_t)local,
-	};
+	sr->src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1;
+	sr->dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1;
+	sr->martian = headers_ipv4_martian_source(src) ||
+		      (back != NULL && back->kind == FIB_LOCAL) || is_broadcast_for(back, src);
+	sr->local = (uint8_t)local;
+	sr->ipv6 = 0;
 }
 
 /* l2_multicast: the frame came to a broadcast or multicast MAC address, so
@@ -185,7 +187,7 @@ static void input_ipv4(struct router *r, struct rte_mbuf *m, int l2_multicast)
 	dst = rte_be_to_cpu_32(ip->dst_addr);
 	rt = fib_lookup(&r->tables->fib, dst);
 	local = (rt != NULL && rt->kind == FIB_LOCAL) || is_broadcast_for(rt, dst);
-	sr = source_route4(r, rte_be_to_cpu_32(ip->src_addr), rt, local);
+	source_route4(r, rte_be_to_cpu_32(ip->src_addr), rt, local, &sr);
 	if (source_check(r, m, &sr) < 0)
 		return;
 	if (local) {
@@ -216,25 +218,24 @@ static int multicast_for_us(const struct router_port *port, const uint8_t dst[16
 }
 
 /* What source_check needs of IPv6 packet ip, whose destination's route is
- * rt (NULL for multicast). The unspecified source is martian except toward
- * multicast (duplicate address detection, RFC 4862 5.4). */
-static struct source_route source_route6(struct router *r, const struct rte_ipv6_hdr *ip,
-					 const struct fib6_route *rt)
+ * rt (NULL for multicast), into *sr field by field (source_route4 says
+ * why). The unspecified source is martian except toward multicast
+ * (duplicate address detection, RFC 4862 5.4). */
+static void source_route6(struct router *r, const struct rte_ipv6_hdr *ip,
+			  const struct fib6_route *rt, struct source_route *sr)
 {
 	static const uint8_t unspecified[16], loopback[16] = {[15] = 1};
 	const uint8_t *src = ip->src_addr;
 	const struct fib6_route *back = fib6_lookup(&r->tables->fib6, src);
 	int to_multicast = ip->dst_addr[0] == 0xff;
 
-	return (struct source_route){
-		.src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1,
-		.dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1,
-		.martian = src[0] == 0xff || memcmp(src, loopback, 16) == 0 ||
-			   (!to_multicast && memcmp(src, unspecified, 16) == 0) ||
-			   (back != NULL && back->kind == FIB_LOCAL),
-		.local = (uint8_t)(to_multicast || (rt != NULL && rt->kind == FIB_LOCAL)),
-		.ipv6 = 1,
-	};
+	sr->src_tunnel = back != NULL && back->kind == FIB_TUNNEL ? (int32_t)back->tunnel : -1;
+	sr->dst_tunnel = rt != NULL && rt->kind == FIB_TUNNEL ? (int32_t)rt->tunnel : -1;
+	sr->martian = src[0] == 0xff || memcmp(src, loopback, 16) == 0 ||
+		      (!to_multicast && memcmp(src, unspecified, 16) == 0) ||
+		      (back != NULL && back->kind == FIB_LOCAL);
+	sr->local = (uint8_t)(to_multicast || (rt != NULL && rt->kind == FIB_LOCAL));
+	sr->ipv6 = 1;
 }
 
 static void input_ipv6(struct router *r, struct rte_mbuf *m, int l2_multicast)
@@ -259,7 +260,7 @@ static void input_ipv6(struct router *r, struct rte_mbuf *m, int l2_multicast)
 		rte_pktmbuf_trim(m, rte_pktmbuf_pkt_len(m) - total);
 	to_multicast = ip->dst_addr[0] == 0xff;
 	rt = to_multicast ? NULL : fib6_lookup(&r->tables->fib6, ip->dst_addr);
-	sr = source_route6(r, ip, rt);
+	source_route6(r, ip, rt, &sr);
 	if (source_check(r, m, &sr) < 0)
 		return;
 	if (to_multicast) { /* only ND and echo groups of ours */
