@@ -105,13 +105,17 @@ void neighbor_table_free(struct router *r)
 	r->neigh = NULL;
 }
 
+/* Over the key as two 8-byte words, as entry_find compares it and
+ * neighbor_addr4 writes it. */
 static uint32_t bucket_of(uint8_t family, uint16_t port, const uint8_t addr[16])
 {
-	uint32_t h = (uint32_t)family << 16 | port;
+	uint64_t lo, hi, h = (uint64_t)family << 16 | port;
 
-	for (int i = 0; i < 16; i += 4)
-		h = (h ^ read_be32(addr + i)) * 2654435761u;
-	return h % NEIGH_BUCKETS;
+	memcpy(&lo, addr, 8);
+	memcpy(&hi, addr + 8, 8);
+	h = (h ^ lo) * 0x9e3779b97f4a7c15u;
+	h = (h ^ hi) * 0x9e3779b97f4a7c15u;
+	return (uint32_t)(h >> 32) % NEIGH_BUCKETS;
 }
 
 static int32_t index_of(const struct neighbor_table *t, const struct neigh_entry *e)
