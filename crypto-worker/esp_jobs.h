@@ -86,40 +86,40 @@ static inline int esp_jobs_direct(const struct esp_sa *sa)
 }
 
 /* Run the GCM job the fill function wrote into job (a struct of our own,
- * not the manager's) by the one-call API. Every field it reads was set by
- * the fill, and the lengths and pointers were checked when the packet was
- * framed or parsed, as for a job. Returns 1 (completed). */
-static inline uint8_t esp_jobs_gcm(IMB_MGR *mgr, const IMB_JOB *job)
+ * not the manager's) by the one-call API, with ctx as its working state.
+ * Every field it reads was set by the fill, and the lengths and pointers
+ * were checked when the packet was framed or parsed, as for a job.
+ * Returns 1 (completed). */
+static inline uint8_t esp_jobs_gcm(IMB_MGR *mgr, const IMB_JOB *job, struct gcm_context_data *ctx)
 {
-	struct gcm_context_data ctx;
 	const struct gcm_key_data *key = job->enc_keys;
 	const uint8_t *in = job->src + job->cipher_start_src_offset_in_bytes;
 	uint64_t len = job->msg_len_to_cipher_in_bytes;
 
 	if (job->cipher_direction == IMB_DIR_ENCRYPT) {
 		if (job->key_len_in_bytes == 16)
-			IMB_AES128_GCM_ENC(mgr, key, &ctx, job->dst, in, len, job->iv,
+			IMB_AES128_GCM_ENC(mgr, key, ctx, job->dst, in, len, job->iv,
 					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
 					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 		else if (job->key_len_in_bytes == 24)
-			IMB_AES192_GCM_ENC(mgr, key, &ctx, job->dst, in, len, job->iv,
+			IMB_AES192_GCM_ENC(mgr, key, ctx, job->dst, in, len, job->iv,
 					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
 					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 		else
-			IMB_AES256_GCM_ENC(mgr, key, &ctx, job->dst, in, len, job->iv,
+			IMB_AES256_GCM_ENC(mgr, key, ctx, job->dst, in, len, job->iv,
 					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
 					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 	} else {
 		if (job->key_len_in_bytes == 16)
-			IMB_AES128_GCM_DEC(mgr, key, &ctx, job->dst, in, len, job->iv,
+			IMB_AES128_GCM_DEC(mgr, key, ctx, job->dst, in, len, job->iv,
 					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
 					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 		else if (job->key_len_in_bytes == 24)
-			IMB_AES192_GCM_DEC(mgr, key, &ctx, job->dst, in, len, job->iv,
+			IMB_AES192_GCM_DEC(mgr, key, ctx, job->dst, in, len, job->iv,
 					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
 					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 		else
-			IMB_AES256_GCM_DEC(mgr, key, &ctx, job->dst, in, len, job->iv,
+			IMB_AES256_GCM_DEC(mgr, key, ctx, job->dst, in, len, job->iv,
 					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
 					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 	}
@@ -134,6 +134,7 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 				  void *scratch, uint8_t completed[])
 {
 	IMB_JOB *jobs[ESP_BURST_MAX], direct;
+	struct gcm_context_data ctx;
 	uint8_t queued[ESP_BURST_MAX];
 	uint16_t n_queued = 0;
 
@@ -142,11 +143,13 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 
 		if (esp_jobs_direct(sa[i])) {
 			fill(&direct, sa[i], &buf[i], scratch, i);
-			completed[i] = esp_jobs_gcm(mgr, &direct);
+			completed[i] = esp_jobs_gcm(mgr, &direct, &ctx);
 		} else {
 			queued[n_queued++] = i;
 		}
 	}
+	if (n_queued < n_ready) /* the last packet's GHASH state and keystream */
+		explicit_bzero(&ctx, sizeof(ctx));
 	if (n_queued == 0)
 		return;
 	esp_jobs_get(mgr, n_queued, jobs);
