@@ -193,6 +193,11 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * for CBC the IV key and the HMAC states. */
 #define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
 
+/* Bytes of packet bodies the crypto worker prefetches before a burst (their
+ * first lines always); the GCM loop (esp_jobs_burst) takes the later ones
+ * two packets ahead. */
+#define ESP_PREFETCH_BODIES (12 * 1024)
+
 /* Where the GCM code intel-ipsec-mb runs in this process keeps the hash keys
  * in gcm_key_data (64-byte aligned in esp_sa): H^k at esp_ghash_h1 -
  * 16 (k - 1) for k up to esp_ghash_powers. The VAES code (AVX-512 with VAES

@@ -126,6 +126,13 @@ static inline uint8_t esp_jobs_gcm(IMB_MGR *mgr, const IMB_JOB *job, struct gcm_
 	return 1;
 }
 
+/* The body of b past what crypto_burst prefetched, for writing (in place). */
+static inline void esp_jobs_prefetch_body(const struct esp_buf *b)
+{
+	for (unsigned int o = 2 * 64; o < b->len; o += 64)
+		__builtin_prefetch(b->data + o, 1);
+}
+
 /* The jobs of the n_ready packets listed in ready (indices into sa and buf),
  * filled by fill: GCM's run one by one by the one-call API (esp_jobs_direct),
  * the others as one burst. completed[i] says how each ended. */
@@ -142,6 +149,8 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 		uint8_t i = ready[k];
 
 		if (esp_jobs_direct(sa[i])) {
+			if (k + 2 < n_ready) /* its body, as this one's is ciphered */
+				esp_jobs_prefetch_body(&buf[ready[k + 2]]);
 			fill(&direct, sa[i], &buf[i], scratch, i);
 			completed[i] = esp_jobs_gcm(mgr, &direct, &ctx);
 		} else {
@@ -152,6 +161,8 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 		explicit_bzero(&ctx, sizeof(ctx));
 	if (n_queued == 0)
 		return;
+	for (uint16_t k = 0; k < n_queued; k++) /* the library runs them as one batch */
+		esp_jobs_prefetch_body(&buf[queued[k]]);
 	esp_jobs_get(mgr, n_queued, jobs);
 	for (uint16_t k = 0; k < n_queued; k++)
 		fill(jobs[k], sa[queued[k]], &buf[queued[k]], scratch, queued[k]);
