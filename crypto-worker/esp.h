@@ -198,6 +198,14 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * two packets ahead. */
 #define ESP_PREFETCH_BODIES (12 * 1024)
 
+/* The body of b past its first two lines (which are prefetched on their
+ * own), for writing: the cipher works in place. */
+static inline void esp_prefetch_body(const struct esp_buf *b)
+{
+	for (unsigned int o = 2 * RTE_CACHE_LINE_SIZE; o < b->len; o += RTE_CACHE_LINE_SIZE)
+		rte_prefetch0_write(b->data + o);
+}
+
 /* Where the GCM code intel-ipsec-mb runs in this process keeps the hash keys
  * in gcm_key_data (64-byte aligned in esp_sa): H^k at esp_ghash_h1 -
  * 16 (k - 1) for k up to esp_ghash_powers. The VAES code (AVX-512 with VAES

@@ -86,51 +86,23 @@ static inline int esp_jobs_direct(const struct esp_sa *sa)
 }
 
 /* Run the GCM job the fill function wrote into job (a struct of our own,
- * not the manager's) by the one-call API, with ctx as its working state.
- * Every field it reads was set by the fill, and the lengths and pointers
- * were checked when the packet was framed or parsed, as for a job.
- * Returns 1 (completed). */
+ * not the manager's) by the one-call API, with ctx as its working state:
+ * the manager's function for the direction and key length, which is what
+ * IMB_AES128_GCM_ENC and its siblings call. Every field it reads was set by
+ * the fill, and the lengths and pointers were checked when the packet was
+ * framed or parsed, as for a job. Returns 1 (completed). */
 static inline uint8_t esp_jobs_gcm(IMB_MGR *mgr, const IMB_JOB *job, struct gcm_context_data *ctx)
 {
-	const struct gcm_key_data *key = job->enc_keys;
-	const uint8_t *in = job->src + job->cipher_start_src_offset_in_bytes;
-	uint64_t len = job->msg_len_to_cipher_in_bytes;
+	int enc = job->cipher_direction == IMB_DIR_ENCRYPT;
+	aes_gcm_enc_dec_t run =
+		job->key_len_in_bytes == 16   ? (enc ? mgr->gcm128_enc : mgr->gcm128_dec)
+		: job->key_len_in_bytes == 24 ? (enc ? mgr->gcm192_enc : mgr->gcm192_dec)
+					      : (enc ? mgr->gcm256_enc : mgr->gcm256_dec);
 
-	if (job->cipher_direction == IMB_DIR_ENCRYPT) {
-		if (job->key_len_in_bytes == 16)
-			IMB_AES128_GCM_ENC(mgr, key, ctx, job->dst, in, len, job->iv,
-					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
-					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
-		else if (job->key_len_in_bytes == 24)
-			IMB_AES192_GCM_ENC(mgr, key, ctx, job->dst, in, len, job->iv,
-					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
-					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
-		else
-			IMB_AES256_GCM_ENC(mgr, key, ctx, job->dst, in, len, job->iv,
-					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
-					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
-	} else {
-		if (job->key_len_in_bytes == 16)
-			IMB_AES128_GCM_DEC(mgr, key, ctx, job->dst, in, len, job->iv,
-					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
-					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
-		else if (job->key_len_in_bytes == 24)
-			IMB_AES192_GCM_DEC(mgr, key, ctx, job->dst, in, len, job->iv,
-					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
-					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
-		else
-			IMB_AES256_GCM_DEC(mgr, key, ctx, job->dst, in, len, job->iv,
-					   job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
-					   job->auth_tag_output, job->auth_tag_output_len_in_bytes);
-	}
+	run(job->enc_keys, ctx, job->dst, job->src + job->cipher_start_src_offset_in_bytes,
+	    job->msg_len_to_cipher_in_bytes, job->iv, job->u.GCM.aad, job->u.GCM.aad_len_in_bytes,
+	    job->auth_tag_output, job->auth_tag_output_len_in_bytes);
 	return 1;
-}
-
-/* The body of b past what crypto_burst prefetched, for writing (in place). */
-static inline void esp_jobs_prefetch_body(const struct esp_buf *b)
-{
-	for (unsigned int o = 2 * 64; o < b->len; o += 64)
-		__builtin_prefetch(b->data + o, 1);
 }
 
 /* The jobs of the n_ready packets listed in ready (indices into sa and buf),
@@ -140,7 +112,8 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 				  const uint8_t ready[], uint16_t n_ready, esp_jobs_fill_fn fill,
 				  void *scratch, uint8_t completed[])
 {
-	IMB_JOB *jobs[ESP_BURST_MAX], direct;
+	IMB_JOB *jobs[ESP_BURST_MAX];
+	IMB_JOB direct = {0}; /* what a fill leaves alone stays defined */
 	struct gcm_context_data ctx;
 	uint8_t queued[ESP_BURST_MAX];
 	uint16_t n_queued = 0;
@@ -150,7 +123,7 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 
 		if (esp_jobs_direct(sa[i])) {
 			if (k + 2 < n_ready) /* its body, as this one's is ciphered */
-				esp_jobs_prefetch_body(&buf[ready[k + 2]]);
+				esp_prefetch_body(&buf[ready[k + 2]]);
 			fill(&direct, sa[i], &buf[i], scratch, i);
 			completed[i] = esp_jobs_gcm(mgr, &direct, &ctx);
 		} else {
@@ -162,7 +135,7 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 	if (n_queued == 0)
 		return;
 	for (uint16_t k = 0; k < n_queued; k++) /* the library runs them as one batch */
-		esp_jobs_prefetch_body(&buf[queued[k]]);
+		esp_prefetch_body(&buf[queued[k]]);
 	esp_jobs_get(mgr, n_queued, jobs);
 	for (uint16_t k = 0; k < n_queued; k++)
 		fill(jobs[k], sa[queued[k]], &buf[queued[k]], scratch, queued[k]);

@@ -115,9 +115,7 @@ static void prefetch_packets(struct esp_buf bufs[], uint16_t n, int encrypt)
 	 * (esp_jobs_burst) prefetches the later ones two packets ahead, the
 	 * job path all of its own at once. */
 	for (uint32_t i = 0, bytes = 0; i < n && bytes < ESP_PREFETCH_BODIES; bytes += bufs[i].len, i++)
-		for (unsigned int o = 2 * RTE_CACHE_LINE_SIZE; o < bufs[i].len;
-		     o += RTE_CACHE_LINE_SIZE)
-			rte_prefetch0_write(bufs[i].data + o);
+		esp_prefetch_body(&bufs[i]);
 }
 
 /* The calling thread's context switches so far, voluntary and not; -1 if
