@@ -77,17 +77,24 @@ static void router_workers_update(struct router *r)
 }
 
 /* Packets ahead of the one being routed whose headers are prefetched, whose
- * table lookups are prefetched (prefetch.c), and whose lookups' targets
- * are: each stage a few packets' work after the one before it, so that its
- * misses have been served when the next stage or forward_input reads. */
+ * table lookups are prefetched (prefetch.c), whose routes' slots are, and
+ * whose routes' targets are: each stage a few packets' work after the one
+ * before it, so that its misses have been served when the next stage or
+ * forward_input reads (with only two stages, at 10,000 tunnels the route
+ * slot missed inside prefetch_targets: 50 cycles a packet at gw1). */
 #define DATA_AHEAD 8
-#define LOOKUPS_AHEAD 5
-#define TARGETS_AHEAD 2
+/* With the tables prefetched too (PREFETCH_MIN_TUNNELS), the headers go
+ * further ahead: prefetch_lookups reads them, LOOKUPS_AHEAD packets ahead. */
+#define TABLES_DATA_AHEAD 16
+#define LOOKUPS_AHEAD 12
+#define ROUTES_AHEAD 7
+#define TARGETS_AHEAD 3
 
 /* One burst from one input ring; returns how many packets it took. */
 static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 {
 	struct rte_mbuf *pkts[ESGW_BURST];
+	struct router_ahead ahead[ESGW_BURST];
 	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
 
 	/* Written on another core (rxtx, a worker): ask for every mbuf's header
@@ -100,9 +107,9 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	r->dp.cycles.rx_bytes += esgw_burst_bytes(pkts, n);
 	/* The headers too, DATA_AHEAD packets ahead: one packet ahead, a miss
 	 * from another core (hundreds of cycles) outlasts one packet's work. */
-	for (unsigned int i = 0; i < n && i < DATA_AHEAD; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	if (r->tables == NULL || r->tables->nb_tunnels < PREFETCH_MIN_TUNNELS) {
+		for (unsigned int i = 0; i < n && i < DATA_AHEAD; i++)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 		for (unsigned int i = 0; i < n; i++) {
 			if (i + DATA_AHEAD < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
@@ -110,17 +117,23 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 		}
 		return n;
 	}
+	for (unsigned int i = 0; i < n && i < TABLES_DATA_AHEAD; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (unsigned int i = 0; i < n && i < LOOKUPS_AHEAD; i++)
-		prefetch_lookups(r, pkts[i]);
+		prefetch_lookups(r, pkts[i], &ahead[i]);
+	for (unsigned int i = 0; i < n && i < ROUTES_AHEAD; i++)
+		prefetch_routes(r, &ahead[i]);
 	for (unsigned int i = 0; i < n && i < TARGETS_AHEAD; i++)
-		prefetch_targets(r, pkts[i]);
+		prefetch_targets(r, &ahead[i]);
 	for (unsigned int i = 0; i < n; i++) {
-		if (i + DATA_AHEAD < n)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
+		if (i + TABLES_DATA_AHEAD < n)
+			rte_prefetch0(rte_pktmbuf_mtod(pkts[i + TABLES_DATA_AHEAD], void *));
 		if (i + LOOKUPS_AHEAD < n)
-			prefetch_lookups(r, pkts[i + LOOKUPS_AHEAD]);
+			prefetch_lookups(r, pkts[i + LOOKUPS_AHEAD], &ahead[i + LOOKUPS_AHEAD]);
+		if (i + ROUTES_AHEAD < n)
+			prefetch_routes(r, &ahead[i + ROUTES_AHEAD]);
 		if (i + TARGETS_AHEAD < n)
-			prefetch_targets(r, pkts[i + TARGETS_AHEAD]);
+			prefetch_targets(r, &ahead[i + TARGETS_AHEAD]);
 		forward_input(r, pkts[i]);
 	}
 	return n;

@@ -288,11 +288,19 @@ void forward_input(struct router *r, struct rte_mbuf *m);
 void forward_output(struct router *r, struct rte_mbuf *m);
 
 /* prefetch.c: the table entries forward_input will read for m, asked of
- * the cache ahead of it in a burst: _lookups first (the FIB, the SPI
- * table), _targets a few packets later (what the lookups lead to). Hints
+ * the cache ahead of it in a burst: _lookups first (the FIB index, the SPI
+ * table), _routes a few packets later (the routes' slots the index names),
+ * _targets a few packets after that (the tunnels they lead to). Hints
  * only: m is not changed nor trusted. */
-void prefetch_lookups(const struct router *r, struct rte_mbuf *m);
-void prefetch_targets(struct router *r, struct rte_mbuf *m);
+struct router_ahead {
+	uint32_t dst, src; /* host byte order, if ipv4 */
+	uint32_t dst_slot; /* the FIB index's slot of dst (0: none), from _routes */
+	uint32_t sa_slot;  /* a decrypted packet's SA, else UINT32_MAX */
+	uint8_t ipv4;      /* an IPv4 packet: the rest is set */
+};
+void prefetch_lookups(const struct router *r, struct rte_mbuf *m, struct router_ahead *a);
+void prefetch_routes(const struct router *r, struct router_ahead *a);
+void prefetch_targets(const struct router *r, const struct router_ahead *a);
 /* Below this many tunnels the tables stay in the cache of their own accord
  * and asking ahead is only work (the FIB probed twice, the header read
  * early): the burst loop does not call them. */

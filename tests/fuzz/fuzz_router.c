@@ -403,8 +403,11 @@ static void pump(void)
 		moved += n;
 		n = rte_ring_dequeue_burst(worker.ring_dec, (void **)pkts, ESGW_BURST, NULL);
 		for (unsigned int i = 0; i < n; i++) {
-			prefetch_lookups(&router, pkts[i]);
-			prefetch_targets(&router, pkts[i]);
+			struct router_ahead a;
+
+			prefetch_lookups(&router, pkts[i], &a);
+			prefetch_routes(&router, &a);
+			prefetch_targets(&router, &a);
 			forward_input(&router, pkts[i]);
 		}
 		moved += n;
@@ -558,6 +561,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t len = (size_t)(data[1] << 8 | data[2]) & 0x7ff;
 		struct rte_mbuf *m;
 		struct esgw_meta *meta;
+		struct router_ahead ahead;
 		char *p;
 
 		data += 3;
@@ -578,8 +582,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memset(meta, 0, sizeof(*meta));
 		meta->kind = ESGW_PKT_RX;
 		meta->in_port = control & 1;
-		prefetch_lookups(&router, m); /* what the burst reads ahead too */
-		prefetch_targets(&router, m);
+		prefetch_lookups(&router, m, &ahead); /* what the burst reads ahead too */
+		prefetch_routes(&router, &ahead);
+		prefetch_targets(&router, &ahead);
 		forward_input(&router, m);
 		pump();
 		data += len;
