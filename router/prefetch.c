@@ -53,6 +53,7 @@ void prefetch_lookups(const struct router *r, struct rte_mbuf *m, struct router_
 	uint32_t avail;
 
 	a->ipv4 = 0;
+	a->dst_slot = 0;
 	a->sa_slot = UINT32_MAX;
 	if (t == NULL || (ip = ipv4_of(m, &avail)) == NULL)
 		return;
@@ -78,11 +79,12 @@ void prefetch_lookups(const struct router *r, struct rte_mbuf *m, struct router_
  * whole index lookup behind that one as dead code. */
 void prefetch_routes(const struct router *r, struct router_ahead *a)
 {
-	const struct fib *fib = &r->tables->fib;
+	const struct fib *fib;
 	uint32_t s;
 
-	if (!a->ipv4)
+	if (!a->ipv4) /* also when there are no tables */
 		return;
+	fib = &r->tables->fib;
 	a->dst_slot = lpm24_lookup(&fib->lpm, a->dst);
 	if (a->dst_slot != 0)
 		rte_prefetch0(&fib->slots[a->dst_slot - 1]);
