@@ -19,7 +19,7 @@ static int idle_has_work(void *arg)
 }
 
 /* A timed sleep ends up to the thread's timer slack late: 50 us by default,
- * half again rxtx's 100 us sleeps between port polls while traffic flows on
+ * as long again as rxtx's 50 us sleeps between port polls while traffic flows on
  * a port without a doorbell (memif), at each gateway a frame crosses. So the
  * short sleeps of a flow (ESGW_RECENT_TIMEOUT_US and below) run with a 1 us
  * slack; the long ones of a quiet gateway keep the default, which lets the

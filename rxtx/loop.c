@@ -4,7 +4,7 @@
  * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on
  * the rxtx doorbell when idle; a TX enqueue wakes it at once, a frame on an
  * af_packet port too (port_watch.c), but other ports have no doorbell, so it
- * wakes to poll them: every 100 us within 2 ms of the last packet
+ * wakes to poll them: every 50 us within 2 ms of the last packet
  * (esgw_dp_recent), every millisecond when quiet, and every 10 ms once they
  * have been quiet for ~100 ms. */
 #include <rte_cycles.h>
