@@ -96,6 +96,8 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	struct rte_mbuf *pkts[ESGW_BURST];
 	struct router_ahead ahead[ESGW_BURST];
 	unsigned int n = rte_ring_dequeue_burst(ring, (void **)pkts, ESGW_BURST, NULL);
+	unsigned int data_ahead;
+	bool tables;
 
 	/* Written on another core (rxtx, a worker): ask for every mbuf's header
 	 * and metadata line at once instead of missing on them one by one. */
@@ -105,11 +107,13 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 	}
 	r->dp.cycles.rx_packets += n;
 	r->dp.cycles.rx_bytes += esgw_burst_bytes(pkts, n);
-	/* The headers too, DATA_AHEAD packets ahead: one packet ahead, a miss
+	/* The headers too, data_ahead packets ahead: one packet ahead, a miss
 	 * from another core (hundreds of cycles) outlasts one packet's work. */
-	if (r->tables == NULL || r->tables->nb_tunnels < PREFETCH_MIN_TUNNELS) {
-		for (unsigned int i = 0; i < n && i < DATA_AHEAD; i++)
-			rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	tables = r->tables != NULL && r->tables->nb_tunnels >= PREFETCH_MIN_TUNNELS;
+	data_ahead = tables ? TABLES_DATA_AHEAD : DATA_AHEAD;
+	for (unsigned int i = 0; i < n && i < data_ahead; i++)
+		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
+	if (!tables) {
 		for (unsigned int i = 0; i < n; i++) {
 			if (i + DATA_AHEAD < n)
 				rte_prefetch0(rte_pktmbuf_mtod(pkts[i + DATA_AHEAD], void *));
@@ -117,8 +121,6 @@ static unsigned int router_poll_ring(struct router *r, struct rte_ring *ring)
 		}
 		return n;
 	}
-	for (unsigned int i = 0; i < n && i < TABLES_DATA_AHEAD; i++)
-		rte_prefetch0(rte_pktmbuf_mtod(pkts[i], void *));
 	for (unsigned int i = 0; i < n && i < LOOKUPS_AHEAD; i++)
 		prefetch_lookups(r, pkts[i], &ahead[i]);
 	for (unsigned int i = 0; i < n && i < ROUTES_AHEAD; i++)
