@@ -218,9 +218,13 @@ static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_
 
 	/* Check every packet first, then run all their jobs as one burst. */
 	for (uint16_t i = 0; i < n; i++) {
-		/* The next packet's headers, likely written by another core. */
-		if (i + 1 < n)
+		/* The next packet's headers and its tail (ICV, trailer), likely
+		 * written by another core: a 64-byte packet's ESP spans two
+		 * lines, and the job would wait for the second one. */
+		if (i + 1 < n) {
 			__builtin_prefetch(buf[i + 1].data);
+			__builtin_prefetch(buf[i + 1].data + buf[i + 1].len - 1);
+		}
 		s->completed[i] = 0;
 		buf[i].drop = ESP_NO_DROP;
 		if (decap_check(sa[i], &buf[i], &s->outer_len[i], &s->payload_len[i], &s->seq[i],
