@@ -17,7 +17,6 @@
 #include "log.h"
 #include "worker.h"
 
-#define IDLE_SPINS 64
 #define IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
 #define CTL_POLL_EVERY 64      /* busy bursts between control socket polls */
 /* ESP-core calls between two timed on a dedicated core's terms
@@ -446,7 +445,7 @@ void crypto_worker_run(struct crypto_worker *w)
 				esgw_dp_ctl_poll(&w->dp);
 			continue;
 		}
-		if (++idle < IDLE_SPINS) {
+		if (++idle < ESGW_IDLE_SPINS) {
 			rte_pause();
 			continue;
 		}

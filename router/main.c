@@ -284,7 +284,7 @@ int main(int argc, char **argv)
 				esgw_dp_ctl_poll(&r->dp);
 			continue;
 		}
-		if (++idle < 64)
+		if (++idle < ESGW_IDLE_SPINS)
 			continue;
 		/* Paused: a worker's wake-up ends it, or the timeout, which also
 		 * lets a worker that stopped taking packets be found out. */

@@ -26,8 +26,7 @@
  * from the first sleep and only the host's frames from the TAPs wait. */
 #define RXTX_DEEP_IDLE_TIMEOUT_US 10000
 #define RXTX_DEEP_IDLE_AFTER 100
-#define RXTX_IDLE_SPINS 64 /* empty rounds before sleeping */
-#define RXTX_CTL_EVERY 64  /* busy rounds between control socket polls */
+#define RXTX_CTL_EVERY 64 /* busy rounds between control socket polls */
 
 /* Whether the router has room for more frames (backpressure.h): if not, the
  * ports are left alone until it has, and their own rings hold (or drop) what
@@ -139,7 +138,8 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 	uint16_t count[ESGW_MAX_PORTS] = {0};
 	unsigned int n = worker_ring_take(ring, pkts);
 
-	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW, &esgw_shm_worker(rx->dp.shared, w)->room_worker_out,
+	esgw_ring_room_made(&rx->dp, ring, ESGW_RING_LOW,
+			    &esgw_shm_worker(rx->dp.shared, w)->room_worker_out,
 			    &esgw_shm_worker(rx->dp.shared, w)->db);
 	prefetch_frames(pkts, n);
 	for (unsigned int k = 0; k < n; k++) {
@@ -231,7 +231,7 @@ void rxtx_loop(struct rxtx *rx)
 				esgw_dp_ctl_poll(&rx->dp);
 			continue;
 		}
-		if (++idle < RXTX_IDLE_SPINS)
+		if (++idle < ESGW_IDLE_SPINS)
 			continue;
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
 			sleeps = rx->watch_all ? RXTX_DEEP_IDLE_AFTER : sleeps + 1;
