@@ -79,6 +79,9 @@ struct trial_result {
 };
 
 int bench_ports_start(struct bench *b, double connect_timeout);
+/* After --before-exit stopped the memif peer: wait (up to timeout seconds)
+ * until its disconnect has been handled, before bench_ports_stop. */
+void bench_ports_wait_down(double timeout);
 void bench_ports_stop(void);
 /* Resolve the gateway's MAC on port A (unless given) and send packets until
  * one comes back on port B, so that both gateways have resolved their ARP

@@ -261,6 +261,8 @@ out_ports:
 		fflush(stdout);
 		if (system(o.before_exit) != 0)
 			fprintf(stderr, "esgw-bench: --before-exit command failed\n");
+		else
+			bench_ports_wait_down(5.0);
 	}
 	bench_ports_stop();
 	if (b.esp_tx) {

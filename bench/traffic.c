@@ -91,6 +91,34 @@ int bench_ports_start(struct bench *b, double connect_timeout)
 	return 0;
 }
 
+/* memif handles its peer's disconnect on the EAL interrupt thread, ending
+ * with the port's memory regions; a port closed meanwhile on this thread has
+ * lost them (process_private is NULL) and that thread crashes on them (seen
+ * once in a bench run: a segfault at 0x800, in memif's region cleanup, as
+ * ipsec-secgw was stopped by --before-exit). So after stopping the peer,
+ * wait for every link to go down (memif marks it down as it starts the
+ * disconnect), then a little longer for the rest of the handler. */
+void bench_ports_wait_down(double timeout)
+{
+	uint64_t deadline = rte_get_tsc_cycles() + (uint64_t)(timeout * rte_get_tsc_hz());
+	struct rte_eth_link link;
+	uint16_t port;
+	int up;
+
+	do {
+		up = 0;
+		RTE_ETH_FOREACH_DEV(port)
+		{
+			rte_eth_link_get_nowait(port, &link);
+			up += link.link_status == RTE_ETH_LINK_UP;
+		}
+		pause_ms(up ? 20 : 100); /* down: the handler's remainder */
+	} while (up && rte_get_tsc_cycles() < deadline);
+	if (up)
+		fprintf(stderr, "esgw-bench: %d link(s) still up %.0f s after --before-exit\n", up,
+			timeout);
+}
+
 void bench_ports_stop(void)
 {
 	uint16_t port;
