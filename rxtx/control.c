@@ -62,12 +62,14 @@ void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	memcpy(drops_now, rx->drops, sizeof(drops_now));
 	drops_now[ESGW_DROP_RX_MISSED] = missed;
 	drops = esgw_dp_stats_drops(dp, drops_now, &n_drops);
-	stats->counters = esgw_dp_stats_alloc(dp, (5 + n_drops) * sizeof(*stats->counters));
+	stats->counters = esgw_dp_stats_alloc(dp, (7 + n_drops) * sizeof(*stats->counters));
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "rx_packets", rx->rx_packets);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_packets", rx->tx_packets);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "punt_tx", rx->punt_tx);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "punt_rx", rx->punt_rx);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "rx_paused", rx->rx_paused);
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_held", rx->tx_held);
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_stalls", rx->tx_stalls);
 	/* The whole pool (every lcore's cache included: they live in it). */
 	stats->mbuf_pool_size = dp->pool->size;
 	stats->mbuf_in_use = rte_mempool_in_use_count(dp->pool);

@@ -88,19 +88,6 @@ static unsigned int rx_round(struct rxtx *rx)
 	return total;
 }
 
-/* Send n frames out of one port; what the port does not take is dropped. */
-static void port_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, uint16_t n)
-{
-	uint64_t called = rte_rdtsc();
-	uint16_t sent = rte_eth_tx_burst(port, 0, pkts, n);
-
-	rx->dp.cycles.driver_pending += rte_rdtsc() - called;
-
-	for (uint16_t k = sent; k < n; k++)
-		esgw_drop(pkts[k], rx->drops, ESGW_DROP_TX_FAILED);
-	rx->tx_packets += sent;
-}
-
 /* The first two lines of each frame's data, which the port's transmit
  * function copies (memif) or hands on: written on another core (by a
  * worker, or the router), they would otherwise miss one frame after
@@ -152,22 +139,26 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 	}
 	for (uint16_t port = 0; port < ESGW_MAX_PORTS; port++)
 		if (count[port])
-			port_send(rx, port, by_port[port], count[port]);
+			rxtx_tx_send(rx, port, by_port[port], count[port]);
 	return n;
 }
 
-/* One burst from every port's TX ring (the router's) and from every crypto
- * worker's ring. Returns the number of frames dequeued. */
+/* The frames ports refused last time (tx_hold.c), then one burst from every
+ * port's TX ring (the router's) and from every crypto worker's ring, but
+ * none for a port that still holds frames: none of the workers' while any
+ * port does. Returns the number of frames sent or dequeued. */
 static unsigned int tx_round(struct rxtx *rx)
 {
 	struct rte_mbuf *pkts[ESGW_BURST];
-	unsigned int total = 0;
+	unsigned int total = rxtx_tx_hold_flush(rx);
 
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
-		unsigned int n =
-			rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
+		unsigned int n;
 
+		if (rx->hold[port].n > 0)
+			continue;
+		n = rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
 		if (n == 0)
 			continue;
 		for (unsigned int k = 0; k < n; k++)
@@ -175,17 +166,17 @@ static unsigned int tx_round(struct rxtx *rx)
 		esgw_ring_room_made(&rx->dp, rx->tx[port], ESGW_RING_LOW, &rx->dp.shared->room_tx,
 				    &rx->dp.shared->db_router);
 		prefetch_frames(pkts, n);
-		port_send(rx, port, pkts, (uint16_t)n);
+		rxtx_tx_send(rx, port, pkts, (uint16_t)n);
 		total += n;
 	}
-	for (unsigned int w = 0; w < esgw_workers_polled(rx->dp.shared); w++)
+	for (unsigned int w = 0; w < esgw_workers_polled(rx->dp.shared) && rx->nb_holding == 0; w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			total += worker_tx_burst(rx, w);
 	return total;
 }
 
-/* Called after the doorbell announced our sleep: anything on a TX ring, or
- * room again in the router's ring after a pause? */
+/* Called after the doorbell announced our sleep: anything on a TX ring that
+ * tx_round would take, or room again in the router's ring after a pause? */
 static int tx_pending(void *arg)
 {
 	struct rxtx *rx = arg;
@@ -196,9 +187,9 @@ static int tx_pending(void *arg)
 	if (!rx->paused && rxtx_port_watch_ready(rx))
 		return 1; /* a frame came in after the last round: no sleep */
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
-		if (rte_ring_count(rx->tx[rx->ports[i]]) != 0)
+		if (rx->hold[rx->ports[i]].n == 0 && rte_ring_count(rx->tx[rx->ports[i]]) != 0)
 			return 1;
-	for (unsigned int w = 0; w < esgw_workers_polled(rx->dp.shared); w++)
+	for (unsigned int w = 0; w < esgw_workers_polled(rx->dp.shared) && rx->nb_holding == 0; w++)
 		if (rte_ring_count(rx->worker_tx[w]) != 0)
 			return 1;
 	return rx->punt != NULL && rte_ring_count(rx->punt) != 0;
@@ -208,6 +199,8 @@ static int tx_pending(void *arg)
  * socket to watch (esgw_dp_recent), else by how long the ports were quiet. */
 static unsigned int sleep_timeout_us(const struct rxtx *rx, unsigned int sleeps)
 {
+	if (rx->nb_holding > 0) /* nothing tells us when a port has room */
+		return ESGW_RECENT_TIMEOUT_US;
 	if (!rx->watch_all && !rx->paused && esgw_dp_recent(&rx->dp))
 		return ESGW_RECENT_TIMEOUT_US;
 	return sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US : RXTX_DEEP_IDLE_TIMEOUT_US;

@@ -47,9 +47,11 @@ int main(int argc, char **argv)
 		goto fail_ports;
 	ESGW_INFO("ready: %u ports, control socket %s", rx.nb_ports, rx.dp.sock_path);
 
+	rxtx_tx_hold_init(&rx);
 	rxtx_loop(&rx);
 
 	ESGW_INFO("stopping");
+	rxtx_tx_hold_release(&rx);
 	rxtx_port_watch_stop(&rx);
 	rxtx_punt_stop(&rx);
 	rxtx_ports_stop(&rx);

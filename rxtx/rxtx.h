@@ -14,6 +14,15 @@
 
 #include "dp.h"
 
+/* tx_hold.c: frames a port refused, to be sent before any new one to it. */
+struct rxtx_tx_hold {
+	struct rte_mbuf *pkts[ESGW_BURST];
+	uint16_t first, n; /* held: pkts[first .. first + n - 1] */
+	bool stalled;      /* took nothing for RXTX_TX_STALL_MS: drops, holds nothing */
+	uint64_t since;    /* TSC: its last frame taken, or the refusal that began the hold */
+	uint64_t retry;    /* TSC: not asked again before (RXTX_TX_RETRY_US) */
+};
+
 struct rxtx {
 	struct esgw_dp dp; /* first, so the control callbacks can get back to us */
 	const struct rte_memzone *shared_mz;
@@ -31,6 +40,12 @@ struct rxtx {
 	uint64_t rx_paused; /* rounds that left the ports alone: the router's ring was full */
 	bool paused;        /* this round did */
 	uint64_t drops[ESGW_DROP_MAX];
+	struct rxtx_tx_hold hold[ESGW_MAX_PORTS]; /* tx_hold.c, by port id */
+	uint16_t nb_holding;                      /* ports with held frames */
+	uint64_t tx_stall_cycles;                 /* RXTX_TX_STALL_MS in TSC cycles */
+	uint64_t tx_retry_cycles;                 /* RXTX_TX_RETRY_US in TSC cycles */
+	uint64_t tx_held;                         /* frames a port refused, held */
+	uint64_t tx_stalls;                       /* a port's hold given up (tx_hold.c) */
 	/* kernel_drops.c: AF_PACKET sockets of each port and their drops. */
 #define RXTX_KDROP_FDS 4
 	int kdrop_fd[ESGW_MAX_PORTS][RXTX_KDROP_FDS];
@@ -52,6 +67,13 @@ struct rxtx {
 	uint64_t punt_tx;                  /* frames written to a TAP */
 	uint64_t punt_rx;                  /* frames the host sent, out of their port */
 };
+
+/* tx_hold.c: send n frames out of a port; what it refuses is held (sent
+ * first by rxtx_tx_hold_flush) or, if the port stalled, dropped. */
+void rxtx_tx_hold_init(struct rxtx *rx);
+void rxtx_tx_send(struct rxtx *rx, uint16_t port, struct rte_mbuf **pkts, uint16_t n);
+unsigned int rxtx_tx_hold_flush(struct rxtx *rx); /* returns the frames sent */
+void rxtx_tx_hold_release(struct rxtx *rx);       /* at exit: held frames dropped */
 
 /* rings.c: the mbuf pool, the shared table and the rings, in that order. */
 int rxtx_shared_create(struct rxtx *rx);
