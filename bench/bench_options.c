@@ -38,6 +38,11 @@ static void usage(FILE *out)
 		"  --precision PCT      stop the search when bounds are this close (default 2)\n"
 		"  --loss PCT           loss tolerated in a passing trial (default 0)\n"
 		"  --drain S            wait for packets in flight after a trial (default 0.2)\n"
+		"  --prime S            before a search or a first trial at full speed, send this\n"
+		"                       long at full speed, not counted (default 0.5; 0: none):\n"
+		"                       the memif rings' buffers are touched for the first time\n"
+		"                       then, which costs the first trial after connecting\n"
+		"                       (page faults), whichever gateway it measures\n"
 		"  --connect-timeout S  wait this long for the memif peers (default 10)\n"
 		"  --esp-tx ALG:SPI     port A sends the packets inside ESP (tunnel mode) from\n"
 		"                       --addr-a to --gateway-a: a gateway's decrypt direction.\n"
@@ -195,6 +200,7 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 		OPT_PRECISION,
 		OPT_LOSS,
 		OPT_DRAIN,
+		OPT_PRIME,
 		OPT_CONNECT_TIMEOUT,
 		OPT_ESP_TX,
 		OPT_CRYPTO_KEY,
@@ -228,6 +234,7 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 		{"precision", required_argument, NULL, OPT_PRECISION},
 		{"loss", required_argument, NULL, OPT_LOSS},
 		{"drain", required_argument, NULL, OPT_DRAIN},
+		{"prime", required_argument, NULL, OPT_PRIME},
 		{"connect-timeout", required_argument, NULL, OPT_CONNECT_TIMEOUT},
 		{"esp-tx", required_argument, NULL, OPT_ESP_TX},
 		{"crypto-key", required_argument, NULL, OPT_CRYPTO_KEY},
@@ -335,6 +342,10 @@ int bench_options_parse(int argc, char **argv, struct options *o, struct bench *
 			break;
 		case OPT_DRAIN:
 			if (parse_positive("--drain", optarg, 0, 60, &o->drain) < 0)
+				return -1;
+			break;
+		case OPT_PRIME:
+			if (parse_positive("--prime", optarg, 0, 60, &o->prime) < 0)
 				return -1;
 			break;
 		case OPT_CONNECT_TIMEOUT:

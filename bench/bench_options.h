@@ -20,6 +20,8 @@ struct options {
 	double precision_pct; /* --precision, stop when hi - lo is this close */
 	double loss_pct;      /* --loss, tolerated loss in a passing trial */
 	double drain;         /* --drain, seconds to wait for packets in flight */
+	double prime;         /* --prime, seconds at full speed before a full-speed or search
+				 first trial, not counted */
 	double connect_timeout;
 	int json;
 	int probe_only; /* --probe-only: start the ports, then stop */

@@ -733,7 +733,11 @@ NOTES = """## How to read it
   median of the pairs and (min-max). The machine is shared: see the load average.
 - **Zero-loss rate**: RFC 2544-style binary search, loss tolerance 0, first trial at the
   generator's full speed. **Full speed**: that first trial, the generator sending as fast
-  as the link takes packets.
+  as the link takes packets (and napping 20 us whenever the gateway's ring is full, not
+  to take the CPU it shares with a gateway). Before it, 0.5 s at full speed that is not
+  counted (`esgw-bench --prime`): the memif rings' buffers are first touched then, and
+  the page faults had made the first trial after connecting deliver about a third of
+  the next ones, for ipsec-secgw and esgw alike.
 - **CPU time per packet**: each process's CPU time over the transmission, in TSC cycles,
   divided by the packets delivered in it. The time is utime + stime to the nanosecond: the
   scheduler's run time of each of its threads (/proc/PID/task/TID/schedstat); /proc/PID/stat's

@@ -24,6 +24,14 @@
  * shares the CPUs with the gateways it measures). */
 #define IDLE_SLEEP_MIN_US 30
 #define IDLE_SLEEP_MAX_US 200
+/* When port A's ring is full (the gateway is a whole ring, 2^14 frames by
+ * default, behind), sleep this long instead of retrying at once: the
+ * retries took the CPU from the gateway processes sharing the generator's
+ * CPU (at full speed in the chain, gw2 got half the CPU time it got at
+ * twice the zero-loss rate, and its upstream gateway, held back, idled
+ * 40 % of its CPU), and bounced the ring's lines between the CPUs. The
+ * ring holds milliseconds of the gateway's work: the sleep costs none. */
+#define FULL_RING_SLEEP_US 20
 #define HEADERS_LEN                                                                                \
 	(sizeof(struct rte_ether_hdr) + sizeof(struct rte_ipv4_hdr) + sizeof(struct rte_udp_hdr))
 
@@ -469,6 +477,8 @@ int bench_trial(struct bench *b, const struct bench_size *size, double rate, dou
 		r->sent += sent;
 		nb_pending -= sent;
 		first_pending += sent;
+		if (sent == 0)
+			rte_delay_us_sleep(FULL_RING_SLEEP_US);
 	}
 	if (nb_pending > 0)
 		rte_pktmbuf_free_bulk(pending + first_pending, nb_pending);
