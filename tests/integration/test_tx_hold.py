@@ -25,18 +25,19 @@ PEER_MAC = "02:00:00:00:03:02"
 DST_NET, DST = "10.9.0.0/16", "10.9.0.1"
 
 
-def rxtx_counters(gw):
+def counters(gw, role):
     for p in gw.ctl("show", "stats")["processes"]:
-        if p.get("role") == "rxtx":
+        if p.get("role") == role:
             return p["counters"]
-    raise AssertionError("no rxtx in show stats")
+    raise AssertionError("no %s in show stats" % role)
+
+
+def rxtx_counters(gw):
+    return counters(gw, "rxtx")
 
 
 def router_counters(gw):
-    for p in gw.ctl("show", "stats")["processes"]:
-        if p.get("role") == "router":
-            return p["counters"]
-    raise AssertionError("no router in show stats")
+    return counters(gw, "router")
 
 
 def send_udp(ns, count):
