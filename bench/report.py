@@ -738,6 +738,12 @@ NOTES = """## How to read it
   counted (`esgw-bench --prime`): the memif rings' buffers are first touched then, and
   the page faults had made the first trial after connecting deliver about a third of
   the next ones, for ipsec-secgw and esgw alike.
+- **Latency at zero loss** ((B)'s table): measured in the trial at the zero-loss rate.
+  A gateway that loses nothing at full speed has its zero-loss point at full speed,
+  where the generator keeps the memif rings in front of the slower stage full: that
+  latency is mostly the wait behind 2^14 frames in each full ring (about 10 ms a ring at
+  1.6 Mpps), not the gateways' own; one that loses at full speed is measured below it,
+  with no standing queue. Setting (C) compares latencies at the same fixed rates.
 - **CPU time per packet**: each process's CPU time over the transmission, in TSC cycles,
   divided by the packets delivered in it. The time is utime + stime to the nanosecond: the
   scheduler's run time of each of its threads (/proc/PID/task/TID/schedstat); /proc/PID/stat's
