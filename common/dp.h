@@ -70,6 +70,7 @@ struct esgw_dp {
 	 * readable, raises ctl_pending and rings db; the data thread serves the
 	 * socket, so configuration is applied between bursts without locks. */
 	pthread_t ctl_thread;
+	int ctl_stop_fd; /* eventfd: esgw_dp_ctl_close ends the watcher's wait */
 	bool ctl_thread_running;
 	pthread_mutex_t ctl_lock;
 	pthread_cond_t ctl_served;

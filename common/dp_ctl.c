@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,20 +27,25 @@
 
 /* Waits (blocking, off the data path) for the control socket to become
  * readable, then hands it to the data thread and waits until served. This
- * lets an idle data thread sleep long yet answer esgw-ctld at once. */
+ * lets an idle data thread sleep long yet answer esgw-ctld at once. The
+ * wait has no timeout: esgw_dp_ctl_close ends it through ctl_stop_fd (a
+ * 200 ms timeout, to see esgw_dp_quit, woke every dataplane process's
+ * watcher 5 times a second at rest, each wake-up about 50 us of CPU on a
+ * VM: 20 a second of a gateway's ~176). */
 static void *ctl_watch(void *arg)
 {
 	struct esgw_dp *dp = arg;
 
 	while (!esgw_dp_quit) {
-		struct pollfd pfd[2] = {{.fd = dp->listen_fd, .events = POLLIN},
+		struct pollfd pfd[3] = {{.fd = dp->ctl_stop_fd, .events = POLLIN},
+					{.fd = dp->listen_fd, .events = POLLIN},
 					{.fd = dp->conn_fd, .events = POLLIN}};
-		int n = poll(pfd, dp->conn_fd >= 0 ? 2 : 1, 200);
+		int n = poll(pfd, dp->conn_fd >= 0 ? 3 : 2, -1);
 		struct timespec until;
 		struct esgw_doorbell *db;
 
-		if (n <= 0)
-			continue;
+		if (n <= 0 || pfd[0].revents != 0)
+			continue; /* interrupted, or stopping: esgw_dp_quit is set */
 		pthread_mutex_lock(&dp->ctl_lock);
 		dp->ctl_pending = 1;
 		db = dp->db;
@@ -64,6 +70,11 @@ static int ctl_thread_start(struct esgw_dp *dp)
 	sigset_t all, old;
 	int rc;
 
+	dp->ctl_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (dp->ctl_stop_fd < 0) {
+		ESGW_ERR("control thread: eventfd: %s", strerror(errno));
+		return -1;
+	}
 	pthread_mutex_init(&dp->ctl_lock, NULL);
 	pthread_cond_init(&dp->ctl_served, NULL);
 	/* Signals go to the data thread, which checks esgw_dp_quit. */
@@ -73,6 +84,8 @@ static int ctl_thread_start(struct esgw_dp *dp)
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		ESGW_ERR("control thread: %s", strerror(rc));
+		close(dp->ctl_stop_fd);
+		dp->ctl_stop_fd = -1;
 		return -1;
 	}
 	pthread_setname_np(dp->ctl_thread, "esgw-ctl");
@@ -128,13 +141,19 @@ int esgw_dp_ctl_open(struct esgw_dp *dp, const char *name)
 void esgw_dp_ctl_close(struct esgw_dp *dp)
 {
 	if (dp->ctl_thread_running) {
+		uint64_t one = 1;
+
 		esgw_dp_quit = 1;
+		if (write(dp->ctl_stop_fd, &one, sizeof(one)) != sizeof(one)) /* never full */
+			ESGW_WARN("control thread: eventfd: %s", strerror(errno));
 		pthread_mutex_lock(&dp->ctl_lock);
 		dp->ctl_pending = 0;
 		pthread_cond_signal(&dp->ctl_served);
 		pthread_mutex_unlock(&dp->ctl_lock);
 		pthread_join(dp->ctl_thread, NULL);
 		dp->ctl_thread_running = false;
+		close(dp->ctl_stop_fd);
+		dp->ctl_stop_fd = -1;
 	}
 	if (dp->conn_fd >= 0)
 		close(dp->conn_fd);

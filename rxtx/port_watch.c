@@ -11,6 +11,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -18,18 +19,20 @@
 #include "log.h"
 #include "rxtx.h"
 
-#define WATCH_POLL_MS 200 /* how soon the thread sees esgw_dp_quit */
-
+/* Neither wait has a timeout: rxtx_port_watch_stop arms (ending the futex
+ * wait) and writes watch_stop_fd (ending the poll). A 200 ms timeout, to see
+ * esgw_dp_quit, woke the thread 5 times a second while rxtx slept. */
 static void armed_wait(struct rxtx *rx)
 {
-	struct timespec ts = {.tv_sec = 0, .tv_nsec = WATCH_POLL_MS * 1000000L};
-
-	syscall(SYS_futex, &rx->watch_armed, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+	syscall(SYS_futex, &rx->watch_armed, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
 }
 
+/* The sockets to watch after the stop eventfd (pfd[0]). */
 static unsigned int watch_fds(const struct rxtx *rx, struct pollfd *pfd)
 {
 	unsigned int n = 0;
+
+	pfd[n++] = (struct pollfd){.fd = rx->watch_stop_fd, .events = POLLIN};
 
 	for (uint16_t i = 0; i < rx->nb_ports; i++) {
 		uint16_t port = rx->ports[i];
@@ -43,7 +46,7 @@ static unsigned int watch_fds(const struct rxtx *rx, struct pollfd *pfd)
 static void *port_watch(void *arg)
 {
 	struct rxtx *rx = arg;
-	struct pollfd pfd[ESGW_MAX_PORTS * RXTX_KDROP_FDS];
+	struct pollfd pfd[1 + ESGW_MAX_PORTS * RXTX_KDROP_FDS];
 	unsigned int n = watch_fds(rx, pfd);
 
 	while (!esgw_dp_quit) {
@@ -51,7 +54,7 @@ static void *port_watch(void *arg)
 			armed_wait(rx);
 			continue;
 		}
-		if (poll(pfd, n, WATCH_POLL_MS) > 0 && rx->watch_armed) {
+		if (poll(pfd, n, -1) > 0 && pfd[0].revents == 0 && rx->watch_armed) {
 			rx->watch_armed = 0;
 			esgw_doorbell_ring(&rx->dp.shared->db_rxtx);
 		}
@@ -70,18 +73,27 @@ static bool all_watched(const struct rxtx *rx)
 
 void rxtx_port_watch_start(struct rxtx *rx)
 {
-	struct pollfd pfd[ESGW_MAX_PORTS * RXTX_KDROP_FDS];
+	struct pollfd pfd[1 + ESGW_MAX_PORTS * RXTX_KDROP_FDS];
 	sigset_t all, old;
 	int rc;
 
-	if (watch_fds(rx, pfd) == 0)
+	rx->watch_stop_fd = -1;
+	if (watch_fds(rx, pfd) == 1)
+		return; /* no socket to watch */
+	rx->watch_stop_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (rx->watch_stop_fd < 0) {
+		ESGW_WARN("port watcher: eventfd: %s: the ports are polled on a timer only",
+			  strerror(errno));
 		return;
+	}
 	sigfillset(&all); /* signals go to the data thread */
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	rc = pthread_create(&rx->watch_thread, NULL, port_watch, rx);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (rc != 0) {
 		ESGW_WARN("port watcher: %s: the ports are polled on a timer only", strerror(rc));
+		close(rx->watch_stop_fd);
+		rx->watch_stop_fd = -1;
 		return;
 	}
 	pthread_setname_np(rx->watch_thread, "esgw-ports");
@@ -99,21 +111,28 @@ void rxtx_port_watch_arm(struct rxtx *rx)
 
 int rxtx_port_watch_ready(struct rxtx *rx)
 {
-	struct pollfd pfd[ESGW_MAX_PORTS * RXTX_KDROP_FDS];
+	struct pollfd pfd[1 + ESGW_MAX_PORTS * RXTX_KDROP_FDS];
 	unsigned int n;
 
 	if (!rx->watch_running)
 		return 0;
 	n = watch_fds(rx, pfd);
-	return poll(pfd, n, 0) > 0;
+	return poll(pfd + 1, n - 1, 0) > 0;
 }
 
 void rxtx_port_watch_stop(struct rxtx *rx)
 {
+	uint64_t one = 1;
+
 	if (!rx->watch_running)
 		return;
-	rx->watch_armed = 1; /* out of armed_wait; esgw_dp_quit ends the loop */
+	esgw_dp_quit = 1;    /* ends the loop, which the two wake-ups reach */
+	rx->watch_armed = 1; /* out of armed_wait */
 	syscall(SYS_futex, &rx->watch_armed, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	if (write(rx->watch_stop_fd, &one, sizeof(one)) != sizeof(one)) /* out of poll */
+		ESGW_WARN("port watcher: eventfd: %s", strerror(errno));
 	pthread_join(rx->watch_thread, NULL);
+	close(rx->watch_stop_fd);
+	rx->watch_stop_fd = -1;
 	rx->watch_running = false;
 }

@@ -54,6 +54,7 @@ struct rxtx {
 	/* port_watch.c: a thread that wakes the sleeping data thread when one
 	 * of those sockets becomes readable. */
 	pthread_t watch_thread;
+	int watch_stop_fd; /* eventfd: rxtx_port_watch_stop ends the thread's poll */
 	bool watch_running;
 	bool watch_all;                /* every port has one: no port needs a timed poll */
 	volatile uint32_t watch_armed; /* the data thread is about to sleep, or asleep */

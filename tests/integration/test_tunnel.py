@@ -6,6 +6,7 @@ move, and every gateway runs as four separate processes."""
 import os
 import struct
 import subprocess
+import time
 
 import pytest
 
@@ -177,3 +178,40 @@ def test_ping_sizes(tunnel_pair, size):
     h.ping_until_ok(ns["h1"], h.H2_ADDR, timeout=30)
     res = h.ping(ns["h1"], h.H2_ADDR, count=3, size=size)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def thread_wakes(pid):
+    """{thread name: voluntary context switches} of the process's threads."""
+    wakes = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                status = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue  # a thread that just ended
+        name = "%s/%s" % (status["Name"].strip(), tid)
+        wakes[name] = int(status["voluntary_ctxt_switches"])
+    return wakes
+
+
+def test_resting_processes_wake_only_for_their_timers(tunnel_pair):
+    """With no traffic a crypto worker sleeps until its doorbell rings (1 s
+    safety timeout) and its control watcher until a request comes (it had a
+    200 ms timeout): the worker's threads wake 5-6 times a second, for ctld's
+    statistics requests, not the ~20 times they did with a 100 ms sleep and
+    the watcher's 200 ms polls. Counts, not time: voluntary context switches
+    over 3 s. (The router keeps its 100 ms ARP, ND and reassembly timers.)"""
+    gw = tunnel_pair["gw1"]
+    procs = {pid: role for pid, role in gw.processes().items()
+             if role in ("esgw-crypto", "esgw-router")}  # the router: printed
+    time.sleep(1)  # the tests before sent traffic: past its last packet
+    before = {pid: thread_wakes(pid) for pid in procs}
+    time.sleep(3)
+    rates = {}
+    for pid, role in procs.items():
+        after = thread_wakes(pid)
+        rates[pid] = {t: (after[t] - before[pid].get(t, 0)) / 3 for t in after}
+        print(role, pid, rates[pid])
+    for pid, role in procs.items():
+        if role == "esgw-crypto":
+            assert sum(rates[pid].values()) < 12, "%s woke %s a second" % (role, rates[pid])
