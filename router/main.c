@@ -225,7 +225,7 @@ timers:
 	if (r->now >= r->next_timer) {
 		neighbor_timer(r, r->now);
 		reassembly_timer(r, r->now);
-		r->next_timer = r->now + r->hz / 10;
+		r->next_timer = r->now + r->hz / 1000000 * ROUTER_TIMER_US;
 	}
 	router_flush(r);
 	return n;
@@ -243,6 +243,15 @@ static int has_work(void *arg)
 		if (rte_ring_count(r->decrypted_ring[r->active[i]]) != 0)
 			return 1;
 	return 0;
+}
+
+static unsigned int idle_timeout_us(const struct router *r)
+{
+	if (r->paused)
+		return ROUTER_PAUSED_TIMEOUT_US;
+	if (neighbor_waiting(r) || reassembly_waiting(r))
+		return ROUTER_TIMER_US;
+	return ROUTER_IDLE_TIMEOUT_US;
 }
 
 int main(int argc, char **argv)
@@ -288,9 +297,7 @@ int main(int argc, char **argv)
 			continue;
 		/* Paused: a worker's wake-up ends it, or the timeout, which also
 		 * lets a worker that stopped taking packets be found out. */
-		esgw_dp_idle(&r->dp, &r->dp.shared->db_router,
-			     r->paused ? ROUTER_PAUSED_TIMEOUT_US : ROUTER_IDLE_TIMEOUT_US,
-			     has_work, r);
+		esgw_dp_idle(&r->dp, &r->dp.shared->db_router, idle_timeout_us(r), has_work, r);
 	}
 	rc = 0;
 	ESGW_INFO("stopping");

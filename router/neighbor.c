@@ -404,6 +404,11 @@ void neighbor_timer(struct router *r, uint64_t now)
 	}
 }
 
+int neighbor_waiting(const struct router *r)
+{
+	return r->neigh != NULL && r->neigh->lists[LIST_INCOMPLETE].n != 0;
+}
+
 void neighbor_prune(struct router *r, const struct router_tables *t)
 {
 	for (int i = 0; r->neigh != NULL && i < NEIGH_ENTRIES; i++) {

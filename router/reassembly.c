@@ -104,6 +104,11 @@ void reassembly_timer(struct router *r, uint64_t now)
 			datagram_drop(r, &r->reasm->d[i], ESGW_DROP_REASSEMBLY_TIMEOUT);
 }
 
+int reassembly_waiting(const struct router *r)
+{
+	return r->reasm != NULL && r->reasm->nb_used != 0;
+}
+
 unsigned int reassembly_mbufs_held(const struct router *r)
 {
 	unsigned int n = 0;

@@ -21,7 +21,14 @@
 
 #define ROUTER_MAX_ADDRS ESGW_MAX_ADDRS_PER_INTERFACE
 #define ROUTER_BATCH (2 * ESGW_BURST)
-#define ROUTER_IDLE_TIMEOUT_US 100000 /* timers only: control and rings wake us */
+/* Control and rings wake the router; its timers (neighbor_timer,
+ * reassembly_timer: every ROUTER_TIMER_US while it runs) need it sooner only
+ * while a neighbour request waits for an answer or a datagram for its
+ * fragments. Otherwise they only age entries (after 300 s: a second late is
+ * nothing), so a resting router sleeps ROUTER_IDLE_TIMEOUT_US: 10 of its
+ * wake-ups a second were the most of any resting process but rxtx's. */
+#define ROUTER_TIMER_US 100000
+#define ROUTER_IDLE_TIMEOUT_US 1000000
 #define ROUTER_PAUSED_TIMEOUT_US 2000 /* waiting for room in a worker's ring */
 
 /* An interface, indexed by its DPDK port id. */
@@ -359,6 +366,9 @@ enum neighbor_how {
 int neighbor_learn(struct router *r, uint8_t family, uint16_t port, const uint8_t addr[16],
 		   const uint8_t mac[6], enum neighbor_how how);
 void neighbor_timer(struct router *r, uint64_t now);
+/* Whether an entry waits for an answer (its next request is due within a
+ * second): the router then sleeps no longer than its timer period. */
+int neighbor_waiting(const struct router *r);
 /* Drop entries (and held packets) of ports not present in t. */
 void neighbor_prune(struct router *r, const struct router_tables *t);
 /* Static neighbours of cfg: refused (-1, err) if one is not valid, or
@@ -530,6 +540,8 @@ struct rte_mbuf *reassembly_input(struct router *r, struct rte_mbuf *m);
 struct rte_mbuf *reassembly6_input(struct router *r, struct rte_mbuf *m);
 /* Drop datagrams older than the reassembly timeout. */
 void reassembly_timer(struct router *r, uint64_t now);
+/* Whether a datagram is being reassembled (and will time out). */
+int reassembly_waiting(const struct router *r);
 /* Fragments held (mbufs), for the router's stats. */
 unsigned int reassembly_mbufs_held(const struct router *r);
 
