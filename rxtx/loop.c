@@ -3,8 +3,9 @@
  * frames on the per-port TX rings go out of their port, punted frames go to
  * the host's TAPs and the host's frames out of their port (punt.c). Sleeps on
  * the rxtx doorbell when idle; a TX enqueue wakes it at once, a frame on an
- * af_packet port too (port_watch.c), but other ports have no doorbell, so it
- * wakes to poll them: every 50 us within 2 ms of the last packet
+ * af_packet port, a memif port or a TAP too (port_watch.c, memif_irq.c). A
+ * port with no doorbell (a PCI NIC, a memif the driver does not let us put
+ * in interrupt mode) is polled: every 50 us within 2 ms of the last packet
  * (esgw_dp_recent), every millisecond when quiet, and every 10 ms once they
  * have been quiet for ~100 ms. */
 #include <rte_cycles.h>
@@ -15,17 +16,6 @@
 #include "log.h"
 #include "rxtx.h"
 
-#define RXTX_IDLE_TIMEOUT_US 1000
-/* A timed wake-up costs ~35 us of CPU on a VM (timer, two context switches):
- * 1 ms sleeps alone would be ~3.5% of a core for a gateway with no traffic,
- * and stray broadcasts keep a real port from ever being quiet for long.
- * After RXTX_DEEP_IDLE_AFTER quiet sleeps (~100 ms) the first frame of the
- * next burst may wait up to 10 ms instead (~0.4% of a core when idle) on a
- * port without a kernel socket to watch (memif, a PCI NIC); on one with
- * (af_packet, port_watch.c) it wakes us at once, so the deep timeout applies
- * from the first sleep and only the host's frames from the TAPs wait. */
-#define RXTX_DEEP_IDLE_TIMEOUT_US 10000
-#define RXTX_DEEP_IDLE_AFTER 100
 #define RXTX_CTL_EVERY 64 /* busy rounds between control socket polls */
 
 /* Whether the router has room for more frames (backpressure.h): if not, the
@@ -201,8 +191,12 @@ static unsigned int sleep_timeout_us(const struct rxtx *rx, unsigned int sleeps)
 {
 	if (rx->nb_holding > 0) /* nothing tells us when a port has room */
 		return ESGW_RECENT_TIMEOUT_US;
-	if (!rx->watch_all && !rx->paused && esgw_dp_recent(&rx->dp))
+	/* A memif peer's eventfd wakes rxtx through the port watcher: two
+	 * wake-ups, slower than these polls while a flow lasts. */
+	if (!rx->watch_sockets_all && !rx->paused && esgw_dp_recent(&rx->dp))
 		return ESGW_RECENT_TIMEOUT_US;
+	if (rx->watch_all)
+		return RXTX_WATCHED_TIMEOUT_US;
 	return sleeps < RXTX_DEEP_IDLE_AFTER ? RXTX_IDLE_TIMEOUT_US : RXTX_DEEP_IDLE_TIMEOUT_US;
 }
 
@@ -218,6 +212,8 @@ void rxtx_loop(struct rxtx *rx)
 
 		esgw_dp_round_end(&rx->dp, begin, n);
 		if (n) {
+			if (rx->memif_unmasked)
+				rxtx_memif_irq_mask(rx);
 			idle = 0;
 			sleeps = 0;
 			if ((++iter & (RXTX_CTL_EVERY - 1)) == 0)
@@ -226,12 +222,23 @@ void rxtx_loop(struct rxtx *rx)
 		}
 		if (++idle < ESGW_IDLE_SPINS)
 			continue;
+		if (!rx->memif_unmasked && !rx->paused && !rx->dp.busy_poll &&
+		    sleep_timeout_us(rx, sleeps) > ESGW_RECENT_TIMEOUT_US) {
+			/* A long sleep: memif peers write the rings' eventfds
+			 * from now on; one more round takes what came before
+			 * (memif_irq.c). */
+			rxtx_memif_irq_unmask(rx);
+			continue;
+		}
+		rxtx_port_watch_update(rx); /* memif eventfds only while unmasked */
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
 			sleeps = rx->watch_all ? RXTX_DEEP_IDLE_AFTER : sleeps + 1;
 		if (!rx->paused)
 			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
 		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx, sleep_timeout_us(rx, sleeps),
 			     tx_pending, rx);
+		if (rx->memif_unmasked)
+			rxtx_memif_irq_mask(rx);
 		if (rx->dp.busy_poll)
 			idle = 0; /* no sleep happened */
 	}

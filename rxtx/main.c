@@ -41,6 +41,7 @@ int main(int argc, char **argv)
 	if (rxtx_ports_start(&rx) < 0)
 		goto fail_ports;
 	rxtx_kernel_drops_find(&rx);
+	rxtx_memif_irq_find(&rx);
 	rxtx_port_watch_start(&rx);
 	/* Last: the socket appearing is what tells esgw-ctld we are ready. */
 	if (esgw_dp_ctl_open(&rx.dp, "rxtx") < 0)

@@ -92,7 +92,8 @@ int rxtx_ports_find(struct rxtx *rx)
 	return 0;
 }
 
-int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promiscuous)
+int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promiscuous,
+		    bool rx_intr)
 {
 	struct rte_eth_conf conf = {0}; /* rxmode.mtu 0: the device default */
 	struct rte_eth_dev_info info;
@@ -104,6 +105,7 @@ int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promi
 
 	if (socket < 0)
 		socket = (int)rte_socket_id();
+	conf.intr_conf.rxq = rx_intr;
 	rc = rte_eth_dev_info_get(port, &info);
 	if (rc != 0) {
 		ESGW_ERR("port %s: device info: %s", name, rte_strerror(-rc));
@@ -153,7 +155,7 @@ int rxtx_ports_start(struct rxtx *rx)
 		uint16_t port = rx->ports[rx->nb_started];
 
 		rte_eth_dev_get_name_by_port(port, name);
-		if (rxtx_port_start(rx, port, name, true) < 0) {
+		if (rxtx_port_start(rx, port, name, true, false) < 0) {
 			/* A configured but not started port is closed like the others. */
 			rte_eth_dev_close(port);
 			return -1;

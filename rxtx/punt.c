@@ -31,8 +31,9 @@
  * was 40,778 read system calls a second in rxtx at full load in bench
  * setting (A) (1,536 with this).
  * Host frames (ARP, ND, IKE, ICMP from the host's stack) are control traffic:
- * they wait at most this long while rxtx is awake, and as long as its sleep
- * when it is not; a poll that found frames is followed by another at once. */
+ * they wait at most this long while rxtx is awake; a sleeping rxtx is woken
+ * by the port watcher (port_watch.c), which also has it poll them at once.
+ * A poll that found frames is followed by another at once. */
 #define TAP_POLL_US 1000
 
 static int our_port(const struct rxtx *rx, uint16_t port)
@@ -150,13 +151,20 @@ static int tap_create(struct rxtx *rx, uint16_t port, const char *ifc_name)
 	}
 	tap_quiet_ipv6(ifname);  /* before the link comes up */
 	port_quiet_kernel(port); /* before the TAP gets the gateway's addresses */
-	if (rxtx_port_start(rx, tap, vdev, false) < 0) {
+	if (rxtx_port_start(rx, tap, vdev, false, true) < 0) {
 		rte_eth_dev_close(tap);
 		rte_vdev_uninit(vdev);
 		return -1;
 	}
 	rx->tap[port] = tap;
 	rx->has_tap[port] = true;
+	/* Its queue's descriptor, readable when the host sent a frame: the port
+	 * watcher wakes a sleeping rxtx with it (port_watch.c). */
+	rx->tap_fd[port] = rte_eth_dev_rx_intr_ctl_q_get_fd(tap, 0);
+	if (rx->tap_fd[port] < 0)
+		ESGW_WARN("punt: TAP %s has no queue descriptor to wait on: the host's frames "
+			  "wait for rxtx's next timed wake-up (up to %u ms)",
+			  ifname, RXTX_DEEP_IDLE_TIMEOUT_US / 1000);
 	ESGW_INFO("punt: port %u <-> TAP %s (port %u)", port, ifname, tap);
 	return 0;
 }
@@ -244,8 +252,9 @@ unsigned int rxtx_punt_round(struct rxtx *rx)
 	if (rx->punt != NULL && rte_ring_count(rx->punt) != 0)
 		n += ring_to_taps(rx);
 	now = rte_rdtsc();
-	if (now < rx->next_tap_poll)
+	if (now < rx->next_tap_poll && !rx->tap_ready)
 		return n;
+	rx->tap_ready = 0; /* set by the port watcher: a TAP was readable */
 	from_host = taps_to_ports(rx);
 	rx->next_tap_poll = from_host ? now : now + rte_get_tsc_hz() / 1000000 * TAP_POLL_US;
 	return n + from_host;
@@ -263,5 +272,6 @@ void rxtx_punt_stop(struct rxtx *rx)
 		snprintf(vdev, sizeof(vdev), "net_tap_esgw%u", port);
 		rte_vdev_uninit(vdev);
 		rx->has_tap[port] = false;
+		rx->tap_fd[port] = -1;
 	}
 }

@@ -14,6 +14,19 @@
 
 #include "dp.h"
 
+/* How long a sleeping rxtx sleeps (loop.c). Ports without a doorbell
+ * (port_watch.c) are polled: every millisecond when quiet, since a timed
+ * wake-up costs ~35 us of CPU on a VM (timer, two context switches), 1 ms
+ * sleeps alone would be ~3.5% of a core for a gateway with no traffic; after
+ * RXTX_DEEP_IDLE_AFTER quiet sleeps (~100 ms) every 10 ms, the longest the
+ * first frame of the next burst may wait there (~0.4% of a core). When every
+ * port and TAP has a doorbell, the timed wake-up is only a safety net (a memif
+ * peer may miss the flag, memif_irq.c): every RXTX_WATCHED_TIMEOUT_US. */
+#define RXTX_IDLE_TIMEOUT_US 1000
+#define RXTX_DEEP_IDLE_TIMEOUT_US 10000
+#define RXTX_DEEP_IDLE_AFTER 100
+#define RXTX_WATCHED_TIMEOUT_US 100000
+
 /* tx_hold.c: frames a port refused, to be sent before any new one to it. */
 struct rxtx_tx_hold {
 	struct rte_mbuf *pkts[ESGW_BURST];
@@ -22,6 +35,9 @@ struct rxtx_tx_hold {
 	uint64_t since;    /* TSC: its last frame taken, or the refusal that began the hold */
 	uint64_t retry;    /* TSC: not asked again before (RXTX_TX_RETRY_US) */
 };
+
+/* What a file descriptor the port watcher waits on is (port_watch.c). */
+enum { RXTX_WATCH_SOCKET, RXTX_WATCH_MEMIF, RXTX_WATCH_TAP };
 
 struct rxtx {
 	struct esgw_dp dp; /* first, so the control callbacks can get back to us */
@@ -51,19 +67,40 @@ struct rxtx {
 	int kdrop_fd[ESGW_MAX_PORTS][RXTX_KDROP_FDS];
 	uint8_t kdrop_nfd[ESGW_MAX_PORTS];
 	uint64_t kernel_drops[ESGW_MAX_PORTS];
+	/* memif_irq.c: memif Rx rings in interrupt mode while the data thread
+	 * sleeps (by port id; queue NULL: not memif, or not understood). */
+	struct rxtx_memif_irq {
+		const void *dev; /* the driver's struct rte_eth_dev */
+		void *queue;     /* its Rx queue */
+		uint16_t *flags; /* the ring's flags word, while unmasked */
+		int fd;          /* the ring's eventfd, or -1 */
+		bool down;       /* no peer connected at the last unmask */
+	} memif_irq[ESGW_MAX_PORTS];
+	bool memif_unmasked; /* since the last rxtx_memif_irq_mask */
 	/* port_watch.c: a thread that wakes the sleeping data thread when one
-	 * of those sockets becomes readable. */
+	 * of those sockets, a memif ring's eventfd or a TAP becomes readable. */
+#define RXTX_WATCH_MAX (ESGW_MAX_PORTS * (RXTX_KDROP_FDS + 2))
 	pthread_t watch_thread;
-	int watch_stop_fd; /* eventfd: rxtx_port_watch_stop ends the thread's poll */
+	pthread_mutex_t watch_lock; /* the set below, between the two threads */
+	int watch_fd[RXTX_WATCH_MAX];
+	uint8_t watch_kind[RXTX_WATCH_MAX]; /* RXTX_WATCH_SOCKET, _MEMIF or _TAP */
+	unsigned int watch_nfd;
+	unsigned int watch_gen;        /* changes with the set */
+	int watch_kick_fd;             /* eventfd: the set changed, or stop */
 	bool watch_running;
-	bool watch_all;                /* every port has one: no port needs a timed poll */
+	bool watch_all;                /* every port and TAP is watched: no timed poll needed */
+	bool watch_sockets_all;        /* every port by a kernel socket (af_packet) */
 	volatile uint32_t watch_armed; /* the data thread is about to sleep, or asleep */
+	volatile uint32_t tap_ready;   /* a TAP was readable: poll the TAPs now (punt.c) */
+	uint64_t port_wakeups;         /* sleeps the watcher ended (written by it only) */
+	uint64_t memif_wakeups;        /* of those, by a memif ring's eventfd */
 	/* punt.c: frames the router punts to the host's stack (ring esgw.punt)
 	 * and, per dataplane port, the TAP interface that hands them over. */
 	struct rte_ring *punt;
 	bool has_tap[ESGW_MAX_PORTS];      /* by dataplane port id */
 	uint16_t tap[ESGW_MAX_PORTS];      /* its TAP's port id */
 	char tap_name[ESGW_MAX_PORTS][16]; /* its TAP's Linux name */
+	int tap_fd[ESGW_MAX_PORTS];        /* its TAP's queue, for the watcher, or -1 */
 	uint64_t next_tap_poll;            /* TSC: TAPs are polled at most this often */
 	uint64_t punt_tx;                  /* frames written to a TAP */
 	uint64_t punt_rx;                  /* frames the host sent, out of their port */
@@ -87,9 +124,17 @@ int rxtx_ports_start(struct rxtx *rx);
 void rxtx_ports_stop(struct rxtx *rx);
 void rxtx_port_mac(uint16_t port_id, char *buf, size_t len);
 
-/* port_watch.c: wake the data thread when a port's kernel socket becomes
- * readable while it sleeps (armed before each sleep; ready: readable now). */
+/* memif_irq.c: find the memif ports (at start); before a sleep, ask their
+ * peers to write the rings' eventfds (returns how many), after it stop them. */
+void rxtx_memif_irq_find(struct rxtx *rx);
+unsigned int rxtx_memif_irq_unmask(struct rxtx *rx);
+void rxtx_memif_irq_mask(struct rxtx *rx);
+
+/* port_watch.c: wake the data thread when a port's kernel socket, a memif
+ * ring's eventfd or a TAP becomes readable while it sleeps (the set updated
+ * and armed before each sleep; ready: readable now). */
 void rxtx_port_watch_start(struct rxtx *rx);
+void rxtx_port_watch_update(struct rxtx *rx);
 void rxtx_port_watch_arm(struct rxtx *rx);
 int rxtx_port_watch_ready(struct rxtx *rx);
 void rxtx_port_watch_stop(struct rxtx *rx);
@@ -98,8 +143,10 @@ void rxtx_kernel_drops_find(struct rxtx *rx);
 void rxtx_kernel_drops_poll(struct rxtx *rx);
 
 /* ports.c: configure one RX and one TX queue, start, and (for the
- * dataplane ports) take every frame. */
-int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promiscuous);
+ * dataplane ports) take every frame; rx_intr: give the Rx queue a file
+ * descriptor to wait on (TAPs). */
+int rxtx_port_start(struct rxtx *rx, uint16_t port, const char *name, bool promiscuous,
+		    bool rx_intr);
 
 /* punt.c: a TAP per configured interface, with the interface's MAC, IPv4
  * addresses and MTU; frames between the TAPs, the punt ring and the ports. */

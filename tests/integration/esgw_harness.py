@@ -549,12 +549,14 @@ class Gateway:
 
     def configure_tunnel(self, alg, lan_dev, lan_addr, wan_dev, wan_addr, local, remote,
                          remote_lan, spi_out, spi_in, sa_out=SA_ID_GW1_OUT,
-                         sa_in=SA_ID_GW1_IN):
+                         sa_in=SA_ID_GW1_IN, wan_device=None):
         """The standard configuration of one side: two interfaces, two SAs, one
-        route-based tunnel and the route to the far LAN through it."""
+        route-based tunnel and the route to the far LAN through it. The WAN
+        is net_af_packet on wan_dev unless wan_device names another DPDK
+        device (e.g. a memif)."""
         self.ctl("interface", "add", "lan", "net_af_packet0,iface=%s" % lan_dev)
         self.ctl("interface", "address", "add", "lan", lan_addr)
-        self.ctl("interface", "add", "wan", "net_af_packet1,iface=%s" % wan_dev)
+        self.ctl("interface", "add", "wan", wan_device or "net_af_packet1,iface=%s" % wan_dev)
         self.ctl("interface", "address", "add", "wan", wan_addr)
         for sa_id, spi in ((sa_out, spi_out), (sa_in, spi_in)):
             self.ctl(*sa_add_args(sa_id, spi, alg))
@@ -769,16 +771,17 @@ def sa_add_args(sa_id, spi, alg):
     return args
 
 
-def configure_gw1(gw, alg):
+def configure_gw1(gw, alg, wan_device=None):
     gw.configure_tunnel(alg, "gw1-lan", GW1_LAN + "/24", "gw1-wan", GW1_WAN + "/24",
-                        GW1_WAN, GW2_WAN, "192.168.2.0/24", SPI_GW1_OUT, SPI_GW1_IN)
+                        GW1_WAN, GW2_WAN, "192.168.2.0/24", SPI_GW1_OUT, SPI_GW1_IN,
+                        wan_device=wan_device)
 
 
-def configure_gw2(gw, alg):
+def configure_gw2(gw, alg, wan_device=None):
     # Mirrored: gw2 sends with spi 2000 and receives with spi 1000.
     gw.configure_tunnel(alg, "gw2-lan", GW2_LAN + "/24", "gw2-wan", GW2_WAN + "/24",
                         GW2_WAN, GW1_WAN, "192.168.1.0/24", SPI_GW1_IN, SPI_GW1_OUT,
-                        sa_out=SA_ID_GW1_IN, sa_in=SA_ID_GW1_OUT)
+                        sa_out=SA_ID_GW1_IN, sa_in=SA_ID_GW1_OUT, wan_device=wan_device)
 
 
 # ---------------------------------------------------------- scapy reference
@@ -938,6 +941,20 @@ def dropped_not_received(gw, s, send, payload, counter):
     except OSError:
         return
     raise AssertionError("%r was delivered although %s counted it" % (payload, counter))
+
+
+def thread_wakes(pid):
+    """{thread name: voluntary context switches} of the process's threads."""
+    wakes = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
+                status = dict(l.split(":", 1) for l in f if ":" in l)
+        except OSError:
+            continue  # a thread that just ended
+        name = "%s/%s" % (status["Name"].strip(), tid)
+        wakes[name] = int(status["voluntary_ctxt_switches"])
+    return wakes
 
 
 def ping(netns, dst, count=3, timeout=20, size=None):

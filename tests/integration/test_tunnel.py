@@ -180,20 +180,6 @@ def test_ping_sizes(tunnel_pair, size):
     assert res.returncode == 0, res.stdout + res.stderr
 
 
-def thread_wakes(pid):
-    """{thread name: voluntary context switches} of the process's threads."""
-    wakes = {}
-    for tid in os.listdir("/proc/%d/task" % pid):
-        try:
-            with open("/proc/%d/task/%s/status" % (pid, tid)) as f:
-                status = dict(l.split(":", 1) for l in f if ":" in l)
-        except OSError:
-            continue  # a thread that just ended
-        name = "%s/%s" % (status["Name"].strip(), tid)
-        wakes[name] = int(status["voluntary_ctxt_switches"])
-    return wakes
-
-
 def test_resting_processes_wake_only_for_their_timers(tunnel_pair):
     """With no traffic a crypto worker sleeps until its doorbell rings (1 s
     safety timeout), the router as long unless a neighbour request or a
@@ -207,11 +193,11 @@ def test_resting_processes_wake_only_for_their_timers(tunnel_pair):
     procs = {pid: role for pid, role in gw.processes().items()
              if role in ("esgw-crypto", "esgw-router")}
     time.sleep(1)  # the tests before sent traffic: past its last packet
-    before = {pid: thread_wakes(pid) for pid in procs}
+    before = {pid: h.thread_wakes(pid) for pid in procs}
     time.sleep(3)
     rates = {}
     for pid, role in procs.items():
-        after = thread_wakes(pid)
+        after = h.thread_wakes(pid)
         rates[pid] = {t: (after[t] - before[pid].get(t, 0)) / 3 for t in after}
         print(role, pid, rates[pid])
     for pid, role in procs.items():
