@@ -75,6 +75,19 @@ static inline uint16_t checksum_adjust(uint16_t checksum, uint16_t old_word, uin
 	return (uint16_t)~checksum_fold(sum);
 }
 
+/* A router's hop on the IPv4 header at ip: its TTL (byte 8) one less and
+ * its header checksum (bytes 10-11) adjusted to match; TTL and protocol
+ * share a word of the checksum. The caller checked the TTL is above 1. */
+static inline void checksum_ipv4_ttl_decrement(uint8_t *ip)
+{
+	uint16_t old_word = (uint16_t)(ip[8] << 8 | ip[9]);
+	uint16_t sum = checksum_adjust(read_be16(ip + 10), old_word, (uint16_t)(old_word - 0x0100));
+
+	ip[8]--;
+	ip[10] = (uint8_t)(sum >> 8);
+	ip[11] = (uint8_t)sum;
+}
+
 /* The checksum of an upper-layer message of len bytes (its checksum field
  * counted as it is: 0 when computing one) between IPv6 addresses src and dst,
  * next header proto: pseudo-header and message. */

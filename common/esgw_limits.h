@@ -19,7 +19,7 @@
 /* SA runtime slots: esgw-ctld --max-sas N (default ESGW_DEFAULT_MAX_SAS)
  * sizes the shared table esgw-rxtx creates in hugepage memory and every
  * process's tables by slot, at start-up; ESGW_MAX_SAS_CAP bounds N (2^24:
- * 12 GiB of runtime slots in hugepages; esgw-ctld refuses at start a --max-sas
+ * 14 GiB of SA slots in hugepages; esgw-ctld refuses at start a --max-sas
  * the host's hugepages cannot hold). */
 #define ESGW_DEFAULT_MAX_SAS 65536
 #define ESGW_MAX_SAS_CAP (1u << 24)
@@ -29,12 +29,18 @@
 /* sizeof(struct esgw_sa_runtime) (common/shm.h asserts it), for the programs
  * without DPDK's headers. */
 #define ESGW_SA_RUNTIME_BYTES 768
+/* Per SA too: ESGW_EGRESS_WAYS entries of one line each where the router
+ * tells the SA's worker where decrypted packets go (common/shm.h). */
+#define ESGW_EGRESS_WAYS 2
+#define ESGW_SA_EGRESS_BYTES 128
+/* Hugepage memory per SA slot in esgw-rxtx's shared table. */
+#define ESGW_SA_SHARED_BYTES (ESGW_SA_RUNTIME_BYTES + ESGW_SA_EGRESS_BYTES)
 
 /* The EAL -m (MiB) esgw-rxtx needs for max_sas SA runtime slots. */
 static inline uint32_t esgw_rxtx_mem_mb(uint32_t max_sas)
 {
 	uint64_t extra = max_sas > ESGW_DEFAULT_MAX_SAS
-				 ? (uint64_t)(max_sas - ESGW_DEFAULT_MAX_SAS) * ESGW_SA_RUNTIME_BYTES
+				 ? (uint64_t)(max_sas - ESGW_DEFAULT_MAX_SAS) * ESGW_SA_SHARED_BYTES
 				 : 0;
 
 	return ESGW_RXTX_MEM_DEFAULT_MB + (uint32_t)((extra + (1u << 20) - 1) >> 20);

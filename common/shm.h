@@ -61,6 +61,13 @@ struct esgw_meta {
 	struct rte_ether_addr dst_mac; /* L2 header to prepend after encryption */
 	struct rte_ether_addr src_mac;
 	uint64_t timestamp; /* TSC at RX, for latency measurement */
+	/* A decrypted packet the worker sent through the router: rxtx sends
+	 * it only once it has taken worker order_worker - 1's ring esgw.wtx
+	 * up to order_pos, where it stood when the worker sent this one, so a
+	 * packet the worker sent straight to rxtx before it is not overtaken
+	 * (rxtx/loop.c). 0: no such worker. */
+	uint16_t order_worker;
+	uint32_t order_pos;
 };
 
 /* A whole cache line: the mbuf (two lines) and the headroom (RTE_PKTMBUF_HEADROOM,
@@ -190,22 +197,87 @@ struct esgw_shared {
 	/* 1 + the highest worker id that ever attached (esgw_worker_started):
 	 * rxtx polls the output rings of workers below it only. */
 	uint32_t workers_started;
+	/* Decrypted packets straight to rxtx (router/egress.c,
+	 * crypto-worker/egress.c): an entry of egress[] holds while its epoch
+	 * is this one. The router bumps it whenever what it decided may have
+	 * changed (its tables, a neighbour, its own start); 0: no router has
+	 * ever filled the table. Alone in its line: the workers read it per
+	 * packet, the router writes it seldom. */
+	uint32_t egress_epoch __rte_cache_aligned;
 	struct esgw_sa_runtime sa[];
-	/* then max_workers struct esgw_worker_shm: esgw_shm_worker() */
+	/* then max_workers struct esgw_worker_shm: esgw_shm_worker(), then
+	 * max_sas * ESGW_EGRESS_WAYS struct esgw_egress: esgw_egress() */
 };
+
+/* What the router decided for decrypted IPv4 packets of one inbound SA from
+ * src to dst, both fixed by the packet's addresses alone: the inbound
+ * policy and source checks passed, not for the gateway, a route out of a
+ * port (not into a tunnel, no policy in the way) to a resolved neighbour.
+ * Written by the router only (a sequence lock: seq odd while it writes),
+ * read by the SA's worker, which then sends the packet to rxtx itself
+ * after its own per-packet checks (header, TTL, the port's MTU). Ordering:
+ * dec_pos is how far the router had taken worker's decrypted ring, and
+ * tx_pos how far it had filled the port's TX ring, when it wrote the entry;
+ * the worker goes direct only once both cover every packet of the SA it
+ * sent through the router (crypto-worker/egress.c). No key material. */
+struct esgw_egress {
+	uint32_t seq;
+	uint32_t epoch; /* valid while esgw_shared.egress_epoch is this */
+	uint32_t src, dst; /* network order, as in the header */
+	uint32_t dec_pos;
+	uint32_t tx_pos;
+	uint64_t fresh_until; /* TSC: the neighbour is to be confirmed by then */
+	uint16_t worker;
+	uint16_t port;
+	uint16_t mtu;
+	struct rte_ether_addr dst_mac;
+	struct rte_ether_addr src_mac;
+} __rte_cache_aligned;
+_Static_assert(sizeof(struct esgw_egress) == RTE_CACHE_LINE_SIZE, "esgw_egress: one line");
+_Static_assert(ESGW_EGRESS_WAYS * sizeof(struct esgw_egress) == ESGW_SA_EGRESS_BYTES,
+	       "ESGW_SA_EGRESS_BYTES (esgw_limits.h) sizes esgw-rxtx's hugepage memory");
 
 /* Bytes of the shared table with max_sas SA runtime slots and max_workers
  * workers' doorbells. */
 static inline size_t esgw_shared_size(uint32_t max_sas, uint32_t max_workers)
 {
 	return sizeof(struct esgw_shared) + (size_t)max_sas * sizeof(struct esgw_sa_runtime) +
-	       (size_t)max_workers * sizeof(struct esgw_worker_shm);
+	       (size_t)max_workers * sizeof(struct esgw_worker_shm) +
+	       (size_t)max_sas * ESGW_EGRESS_WAYS * sizeof(struct esgw_egress);
 }
 
 /* Worker w's doorbell and room flags; w < s->max_workers. */
 static inline struct esgw_worker_shm *esgw_shm_worker(struct esgw_shared *s, uint32_t w)
 {
 	return (struct esgw_worker_shm *)&s->sa[s->max_sas] + w;
+}
+
+/* Which of an SA's ESGW_EGRESS_WAYS entries holds packets from src to dst
+ * (network order). */
+static inline uint32_t esgw_egress_way(uint32_t src, uint32_t dst)
+{
+	uint32_t h = src ^ dst;
+
+	h ^= h >> 16;
+	h ^= h >> 8;
+	return h & (ESGW_EGRESS_WAYS - 1);
+}
+
+/* Entry way of inbound SA slot; slot < s->max_sas. Lines apart from
+ * everything else, so the router's writes never share one with the runtime
+ * slots or the doorbells. */
+static inline struct esgw_egress *esgw_egress_at(struct esgw_shared *s, uint32_t slot, uint32_t way)
+{
+	struct esgw_egress *table = (struct esgw_egress *)esgw_shm_worker(s, s->max_workers);
+
+	return &table[(size_t)slot * ESGW_EGRESS_WAYS + way];
+}
+
+/* The entry of inbound SA slot for decrypted packets from src to dst. */
+static inline struct esgw_egress *esgw_egress(struct esgw_shared *s, uint32_t slot, uint32_t src,
+					      uint32_t dst)
+{
+	return esgw_egress_at(s, slot, esgw_egress_way(src, dst));
 }
 
 /* A crypto worker announces itself before its first enqueue. */

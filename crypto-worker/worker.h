@@ -22,6 +22,15 @@ struct sa_parking {
 	struct rte_mbuf *pkts[HANDOVER_PARK_MAX + 1];
 };
 
+/* Where decrypted packets of an SA may go straight to rxtx (egress.c), by
+ * slot: where esgw.dec stood after its last packet sent through the router
+ * (known: slow_pos is set), and the entries whose order was checked since. */
+struct worker_egress {
+	uint32_t slow_pos;
+	uint32_t ok_seq[ESGW_EGRESS_WAYS];
+	uint32_t known;
+};
+
 struct crypto_worker {
 	struct esgw_dp dp; /* first: the dp callbacks get &worker->dp */
 	unsigned int id;
@@ -57,11 +66,14 @@ struct crypto_worker {
 	 * stats answer checks even when nothing else changed. */
 	uint64_t *sa_changed;
 	uint64_t *sa_timed;
+	struct worker_egress *egress; /* egress.c */
+	struct rte_ring *port_tx[ESGW_MAX_PORTS]; /* rxtx's esgw.tx.P, for egress.c */
 	uint32_t *standby; /* the slots in standby, in no order: handover_poll's */
 	uint32_t nb_standby;
 	/* Counters of this worker; the per-SA ones are in shared memory. */
 	uint64_t packets_encrypted;
 	uint64_t packets_decrypted;
+	uint64_t decrypted_direct; /* of them, sent straight to rxtx (egress.c) */
 	uint64_t bytes;
 	uint64_t drops[ESGW_DROP_MAX];
 	uint32_t esp_bursts; /* ESP-core calls, for the sampling (worker_loop.c) */
@@ -92,6 +104,15 @@ void crypto_worker_run(struct crypto_worker *w);
 
 /* Encrypt or decrypt n packets in order: from the ring, or parked. */
 void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n);
+
+/* egress.c: whether decrypted packet m of the SA in slot went to rxtx's
+ * way (then a frame for meta->out_port, TTL taken off) under the router's
+ * egress epoch at TSC now; if not, it is unchanged for the router.
+ * egress_routed: a packet of the SA in slot goes to the router, after
+ * which esgw.dec stands at pos. */
+bool egress_direct(struct crypto_worker *w, struct rte_mbuf *m, uint32_t slot, uint32_t epoch,
+		   uint64_t now);
+void egress_routed(struct crypto_worker *w, uint32_t slot, uint32_t pos);
 
 /* handover.c */
 /* Hold a packet (or marker) of an SA in standby until it becomes active. */

@@ -297,13 +297,14 @@ int crypto_worker_tables_alloc(struct crypto_worker *w)
 	w->seq_limit = esgw_slot_table_alloc(n, sizeof(*w->seq_limit));
 	w->parking = esgw_slot_table_alloc(n, sizeof(*w->parking));
 	w->standby = esgw_slot_table_alloc(n, sizeof(*w->standby));
+	w->egress = esgw_slot_table_alloc(n, sizeof(*w->egress));
 	w->sa_changed = esgw_slot_table_alloc((n + 63) / 64, sizeof(*w->sa_changed));
 	w->sa_timed = esgw_slot_table_alloc((n + 63) / 64, sizeof(*w->sa_timed));
 	fresh = esgw_slot_table_alloc(n, sizeof(*fresh));
 	fresh_cfg = esgw_slot_table_alloc(n, sizeof(*fresh_cfg));
 	bytes = esgw_slot_table_alloc(n, sizeof(*bytes));
 	if (w->sa == NULL || w->sa_id == NULL || w->sa_instance == NULL || w->sa_built == NULL ||
-	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL ||
+	    w->seq_limit == NULL || w->parking == NULL || w->standby == NULL || w->egress == NULL ||
 	    w->sa_changed == NULL || w->sa_timed == NULL || fresh == NULL || fresh_cfg == NULL ||
 	    bytes == NULL) {
 		ESGW_ERR("out of memory for the tables of %zu SA slots (--max-sas)", n);
@@ -481,13 +482,14 @@ void crypto_worker_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	size_t n_drops, n_sas = 0;
 
 	drops = esgw_dp_stats_drops(dp, w->drops, &n_drops);
-	counters = esgw_dp_stats_alloc(dp, (3 + n_drops) * sizeof(*counters));
+	counters = esgw_dp_stats_alloc(dp, (4 + n_drops) * sizeof(*counters));
 	counters[0] = esgw_dp_stats_counter(dp, "packets_encrypted", w->packets_encrypted);
 	counters[1] = esgw_dp_stats_counter(dp, "packets_decrypted", w->packets_decrypted);
 	counters[2] = esgw_dp_stats_counter(dp, "bytes", w->bytes);
-	memcpy(counters + 3, drops, n_drops * sizeof(*drops));
+	counters[3] = esgw_dp_stats_counter(dp, "decrypted_direct", w->decrypted_direct);
+	memcpy(counters + 4, drops, n_drops * sizeof(*drops));
 	stats->counters = counters;
-	stats->n_counters = 3 + n_drops;
+	stats->n_counters = 4 + n_drops;
 	stats->sa_changed = changed_only;
 
 	for (slot = from; (slot = sa_next_candidate(w, slot, changed_only)) < w->dp.max_sas &&

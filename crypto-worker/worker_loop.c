@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The crypto worker's data path: dequeue a burst from esgw.crypto.N, encrypt
  * or decrypt it with the ESP core, hand encrypted frames to the port's TX
- * ring and decrypted packets back to the router, sleep when idle.
+ * ring and decrypted packets to rxtx (egress.c) or back to the router,
+ * sleep when idle.
  * mbuf ownership: ours from the dequeue until an enqueue succeeds; every
  * other path frees it through esgw_drop with a reason. */
 #include <sys/resource.h>
@@ -223,14 +224,37 @@ static void encrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 		esgw_dp_wake(&w->dp, &w->dp.shared->db_rxtx);
 }
 
+/* n packets of SAs sa onto one of our output rings, its consumer's doorbell
+ * rung; what the ring refuses is dropped. Returns the number enqueued. */
+static unsigned int output_burst(struct crypto_worker *w, struct rte_ring *ring,
+				 struct rte_mbuf *pkts[], struct esp_sa *sa[], unsigned int n,
+				 struct esgw_doorbell *db)
+{
+	uint64_t bytes = esgw_burst_bytes(pkts, n); /* after the enqueue they are not ours */
+	unsigned int k = rte_ring_enqueue_burst(ring, (void **)pkts, n, NULL);
+
+	w->dp.cycles.tx_packets += k;
+	w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(pkts + k, n - k);
+	for (unsigned int i = k; i < n; i++)
+		drop_sa_packet(w, pkts[i], sa[i], ESGW_DROP_RING_FULL);
+	if (k)
+		esgw_dp_wake(&w->dp, db);
+	return k;
+}
+
+/* Decrypted packets to rxtx (egress.c) first, then to the router, each
+ * routed one stamped with where our ring to rxtx stands after the direct
+ * ones (shm.h esgw_meta.order_pos): rxtx sends it after them. */
 static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], struct esp_sa *sa[],
 			  uint16_t n)
 {
-	struct rte_mbuf *out[ESGW_BURST];
-	struct esp_sa *out_sa[ESGW_BURST];
+	struct rte_mbuf *out[ESGW_BURST], *direct[ESGW_BURST];
+	struct esp_sa *out_sa[ESGW_BURST], *direct_sa[ESGW_BURST];
 	struct esp_buf bufs[ESGW_BURST];
-	unsigned int count = 0, k;
-	uint64_t bytes;
+	uint32_t epoch = __atomic_load_n(&w->dp.shared->egress_epoch, __ATOMIC_ACQUIRE);
+	uint32_t dec_pos = w->ring_dec->prod.tail; /* ours alone to move */
+	uint64_t now = epoch != 0 ? rte_rdtsc() : 0;
+	unsigned int count = 0, n_direct = 0;
 
 	for (uint16_t i = 0; i < n; i++)
 		buf_from_mbuf(&bufs[i], pkts[i]);
@@ -238,6 +262,7 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 
 	for (uint16_t i = 0; i < n; i++) {
 		struct rte_mbuf *m = pkts[i];
+		struct esgw_meta *meta = esgw_meta(m);
 
 		if (bufs[i].drop != ESP_NO_DROP) {
 			esgw_drop(m, w->drops, bufs[i].drop);
@@ -249,20 +274,27 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 			drop_sa_packet(w, m, sa[i], ESGW_DROP_MALFORMED);
 			continue;
 		}
-		esgw_meta(m)->kind = ESGW_PKT_DECRYPTED;
+		if (egress_direct(w, m, meta->sa_slot, epoch, now)) {
+			direct_sa[n_direct] = sa[i];
+			direct[n_direct++] = m;
+			continue;
+		}
+		/* Before the next packet of the SA is looked at: none goes
+		 * direct until the router has taken this one. */
+		egress_routed(w, meta->sa_slot, dec_pos + count + 1);
+		meta->kind = ESGW_PKT_DECRYPTED;
+		meta->order_worker = (uint16_t)(w->id + 1);
 		out_sa[count] = sa[i];
 		out[count++] = m;
 	}
+	if (n_direct)
+		w->decrypted_direct += output_burst(w, w->ring_wtx, direct, direct_sa, n_direct,
+						    &w->dp.shared->db_rxtx);
 	if (count == 0)
 		return;
-	bytes = esgw_burst_bytes(out, count); /* after the enqueue the router owns them */
-	k = rte_ring_enqueue_burst(w->ring_dec, (void **)out, count, NULL);
-	w->dp.cycles.tx_packets += k;
-	w->dp.cycles.tx_bytes += bytes - esgw_burst_bytes(out + k, count - k);
-	for (unsigned int i = k; i < count; i++)
-		drop_sa_packet(w, out[i], out_sa[i], ESGW_DROP_RING_FULL);
-	if (k)
-		esgw_dp_wake(&w->dp, &w->dp.shared->db_router);
+	for (unsigned int i = 0; i < count; i++)
+		esgw_meta(out[i])->order_pos = w->ring_wtx->prod.tail;
+	output_burst(w, w->ring_dec, out, out_sa, count, &w->dp.shared->db_router);
 }
 
 /* Whole-burst prefetch of what each packet's SA costs (esp.h): with
@@ -302,6 +334,13 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 		if (sa[i] == NULL || (i > 0 && sa[i] == sa[i - 1]))
 			continue;
 		esp_sa_prefetch_hot(sa[i], &w->dp.shared->sa[slot], meta->kind == ESGW_PKT_DECRYPT);
+		/* Where its decrypted packets may go (egress.c): which way is
+		 * known once decrypted, so both, and worker_egress's line. */
+		if (meta->kind == ESGW_PKT_DECRYPT) {
+			for (uint32_t way = 0; way < ESGW_EGRESS_WAYS; way++)
+				rte_prefetch0(esgw_egress_at(w->dp.shared, slot, way));
+			rte_prefetch0(&w->egress[slot]);
+		}
 	}
 }
 

@@ -53,7 +53,7 @@ static void usage(FILE *out)
 		"  (default %d or the CPUs online if more; rings and doorbells for N)\n",
 		ESGW_DP_SLICE_US_MIN, ESGW_DP_SLICE_US_MAX, ESGW_DP_SLICE_US_DEFAULT, SEQ_RESERVE_MIN,
 		SEQ_RESERVE_MAX, SEQ_RESERVE_DEFAULT, IDLE_TIMEOUT_DEFAULT,
-		ESGW_MAX_SAS_CAP, ESGW_DEFAULT_MAX_SAS, ESGW_RXTX_MEM_DEFAULT_MB, ESGW_SA_RUNTIME_BYTES,
+		ESGW_MAX_SAS_CAP, ESGW_DEFAULT_MAX_SAS, ESGW_RXTX_MEM_DEFAULT_MB, ESGW_SA_SHARED_BYTES,
 		ESGW_MAX_WORKERS, ESGW_DEFAULT_MAX_WORKERS);
 }
 
@@ -363,10 +363,10 @@ static void check_hugepages(void)
 		return;
 	fprintf(stderr,
 		"esgw-ctld: --max-sas %u needs %u MiB of hugepage memory for esgw-rxtx (%d bytes "
-		"per SA runtime slot: %.1f MiB for the slots), the host reserves %lld MiB: lower "
+		"per SA slot: %.1f MiB for the slots), the host reserves %lld MiB: lower "
 		"--max-sas or reserve more hugepages (deploy/setup-host.sh, ESGW_HUGEPAGES)\n",
-		ctld.opt.max_sas, need_mb, ESGW_SA_RUNTIME_BYTES,
-		(double)ctld.opt.max_sas * ESGW_SA_RUNTIME_BYTES / (1 << 20), have_kib / 1024);
+		ctld.opt.max_sas, need_mb, ESGW_SA_SHARED_BYTES,
+		(double)ctld.opt.max_sas * ESGW_SA_SHARED_BYTES / (1 << 20), have_kib / 1024);
 	exit(2);
 }
 

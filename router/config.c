@@ -281,6 +281,7 @@ int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err
 		snprintf(ring_name, sizeof(ring_name), ESGW_RING_CRYPTO_FMT, w);
 		r->crypto_ring[w] = rte_ring_lookup(ring_name);
 	}
+	egress_invalidate(r); /* whatever the new tables decide */
 	natt_ports_build(t, cfg);
 	config_delta_natt_refs(t);
 	punt_ring_lookup(r); /* rxtx may have created it since */

@@ -416,6 +416,7 @@ int router_config_delta(struct esgw_dp *dp, const Esgw__DpConfigDelta *d, char *
 		free(readded);
 		return 1;
 	}
+	egress_invalidate(r); /* before any change: nothing decided by them is used */
 	for (size_t i = 0; i < d->n_sas; i++)
 		readded[i] = d->sas[i]->id;
 	qsort(readded, d->n_sas, sizeof(*readded), id_cmp);

@@ -42,6 +42,10 @@ static void send_to_port(struct router *r, struct rte_mbuf *m, int is_ip6, uint1
 	eth->dst_addr = mac;
 	rte_ether_addr_copy(&port->mac, &eth->src_addr);
 	eth->ether_type = rte_cpu_to_be_16(is_ip6 ? RTE_ETHER_TYPE_IPV6 : RTE_ETHER_TYPE_IPV4);
+	/* A decrypted packet: its worker may send the next ones of these
+	 * addresses out of this port itself (egress.c). */
+	if (!is_ip6 && r->egress_from != 0)
+		egress_note(r, m, port_id, &mac);
 	router_send_tx(r, port_id, m);
 }
 

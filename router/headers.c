@@ -63,13 +63,7 @@ int headers_ipv4_check(const struct rte_ipv4_hdr *ip, size_t header_avail, size_
 
 void headers_ipv4_decrement_ttl(struct rte_ipv4_hdr *ip)
 {
-	/* TTL and protocol share a word of the checksum. */
-	uint16_t old_word = (uint16_t)(ip->time_to_live << 8 | ip->next_proto_id);
-	uint16_t new_word = (uint16_t)(old_word - 0x0100);
-
-	ip->time_to_live--;
-	ip->hdr_checksum = rte_cpu_to_be_16(
-		checksum_adjust(rte_be_to_cpu_16(ip->hdr_checksum), old_word, new_word));
+	checksum_ipv4_ttl_decrement((uint8_t *)ip);
 }
 
 void headers_ipv4_write(struct rte_ipv4_hdr *ip, uint16_t total_len, uint8_t ttl, uint8_t proto,

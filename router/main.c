@@ -215,7 +215,9 @@ static unsigned int router_poll(struct router *r)
 		uint32_t w = r->active[i];
 
 		if (rte_ring_count(r->decrypted_ring[w]) != 0) {
+			r->egress_from = w + 1;
 			n += router_poll_ring(r, r->decrypted_ring[w]);
+			r->egress_from = 0;
 			esgw_ring_room_made(&r->dp, r->decrypted_ring[w], ESGW_RING_LOW,
 					    &esgw_shm_worker(r->dp.shared, w)->room_worker_out,
 					    &esgw_shm_worker(r->dp.shared, w)->db);
@@ -228,6 +230,8 @@ timers:
 		r->next_timer = r->now + r->hz / 1000000 * ROUTER_TIMER_US;
 	}
 	router_flush(r);
+	if (r->nb_egress_notes)
+		egress_publish(r); /* after the flush: the rings' tails cover the round */
 	return n;
 }
 
@@ -278,6 +282,8 @@ int main(int argc, char **argv)
 		ESGW_ERR("out of memory");
 		goto out_tables;
 	}
+	/* What a predecessor wrote down was decided with tables we do not have. */
+	egress_invalidate(r);
 	if (esgw_dp_ctl_open(&r->dp, "router") < 0)
 		goto out_arp;
 	ESGW_INFO("ready, control socket %s", r->dp.sock_path);

@@ -220,6 +220,8 @@ static void entry_delete(struct router *r, struct neigh_entry *e)
 	struct rte_mbuf *held[NEIGH_HOLD_PER_ENTRY];
 	unsigned int n = held_take(t, e, held);
 
+	if (e->state == NEIGH_REACHABLE || e->state == NEIGH_PERMANENT)
+		egress_invalidate(r); /* its address may be written down (egress.c) */
 	while (*link != idx)
 		link = &t->entries[*link].next;
 	*link = e->next;
@@ -290,6 +292,9 @@ static void learn(struct router *r, struct neigh_entry *e, const uint8_t mac[6],
 	struct rte_mbuf *held[NEIGH_HOLD_PER_ENTRY];
 	unsigned int n;
 
+	if ((e->state == NEIGH_REACHABLE || e->state == NEIGH_PERMANENT) &&
+	    memcmp(e->mac.addr_bytes, mac, 6) != 0)
+		egress_invalidate(r); /* the old address may be written down (egress.c) */
 	memcpy(e->mac.addr_bytes, mac, 6);
 	set_state(r->neigh, e, state);
 	e->requests = 0;
@@ -311,6 +316,7 @@ int neighbor_resolve(struct router *r, uint8_t family, uint16_t port, const uint
 
 	if (e != NULL && e->state == NEIGH_PERMANENT) {
 		*mac = e->mac;
+		r->neigh_fresh_until = UINT64_MAX;
 		return 1;
 	}
 	if (e != NULL && e->state == NEIGH_REACHABLE) {
@@ -323,6 +329,7 @@ int neighbor_resolve(struct router *r, uint8_t family, uint16_t port, const uint
 			solicit(r, e);
 		}
 		*mac = e->mac;
+		r->neigh_fresh_until = e->refresh_at; /* to be confirmed from then on */
 		return 1;
 	}
 	if (e == NULL) {

@@ -42,6 +42,10 @@ void router_send_tx(struct router *r, uint16_t port, struct rte_mbuf *frame)
 {
 	struct esgw_meta *meta = esgw_meta(frame);
 
+	/* Only a worker's decrypted packet carries an order for rxtx (shm.h);
+	 * in any other frame the field is whatever the mbuf last held. */
+	if (meta->kind != ESGW_PKT_DECRYPTED)
+		meta->order_worker = 0;
 	meta->kind = ESGW_PKT_TX;
 	meta->out_port = port;
 	if (r->tx[port].n == ROUTER_BATCH)

@@ -160,7 +160,9 @@ struct router_tables {
 	X(punt_policed_ike)                                                                        \
 	X(punt_policed_neighbor)                                                                   \
 	X(punt_policed_tcp)                                                                        \
-	X(punt_policed_other)
+	X(punt_policed_other)                                                                      \
+	X(egress_entries_written)                                                                  \
+	X(egress_invalidations)
 
 struct router_counters {
 #define ROUTER_COUNTER_FIELD(name) uint64_t name;
@@ -182,6 +184,18 @@ struct router_handover {
 
 /* What the host is sent (punt.c), each class with its own budget. */
 enum punt_class { PUNT_IKE, PUNT_NEIGHBOR, PUNT_TCP, PUNT_OTHER, PUNT_CLASSES };
+
+/* A decrypted packet's way out, to be written down for its worker once the
+ * round's packets are on their rings (egress.c). */
+#define ROUTER_EGRESS_NOTES 64
+struct egress_note {
+	uint32_t slot;
+	uint32_t src, dst; /* network order */
+	uint16_t port;
+	uint16_t worker;
+	struct rte_ether_addr mac;
+	uint64_t fresh_until;
+};
 
 struct router {
 	struct esgw_dp dp; /* first: the control callbacks get &router.dp */
@@ -220,6 +234,13 @@ struct router {
 	struct router_handover *handovers; /* markers the ring refused, dp.max_sas at most */
 	uint32_t nb_handovers;
 	struct reassembly_table *reasm; /* IPv4 and IPv6 fragments to us (reassembly.c) */
+	/* egress.c: 1 + the worker whose decrypted ring is being polled (0: none),
+	 * the notes of this round, and from the last resolution of a neighbour
+	 * (neighbor_resolve) until when it may be written down (TSC). */
+	uint32_t egress_from;
+	uint32_t nb_egress_notes;
+	struct egress_note egress_notes[ROUTER_EGRESS_NOTES];
+	uint64_t neigh_fresh_until;
 };
 
 static inline struct router *router_of(struct esgw_dp *dp)
@@ -231,6 +252,15 @@ static inline void router_drop(struct router *r, struct rte_mbuf *m, enum esgw_d
 {
 	esgw_drop(m, r->ctr.drops, reason);
 }
+
+/* egress.c: decrypted packets' ways out, for their workers to send the
+ * next ones of the same addresses straight to rxtx. egress_invalidate: what
+ * was written down no longer holds (tables, neighbours, our start);
+ * egress_note: m (a decrypted IPv4 packet, its Ethernet header on) goes out
+ * of port to mac; egress_publish: after router_flush, writes the notes. */
+void egress_invalidate(struct router *r);
+void egress_note(struct router *r, struct rte_mbuf *m, uint16_t port, const struct rte_ether_addr *mac);
+void egress_publish(struct router *r);
 
 /* config.c */
 int router_config_apply(struct esgw_dp *dp, const Esgw__DpConfig *cfg, char *err, size_t errlen);

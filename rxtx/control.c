@@ -62,7 +62,7 @@ void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	memcpy(drops_now, rx->drops, sizeof(drops_now));
 	drops_now[ESGW_DROP_RX_MISSED] = missed;
 	drops = esgw_dp_stats_drops(dp, drops_now, &n_drops);
-	stats->counters = esgw_dp_stats_alloc(dp, (9 + n_drops) * sizeof(*stats->counters));
+	stats->counters = esgw_dp_stats_alloc(dp, (10 + n_drops) * sizeof(*stats->counters));
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "rx_packets", rx->rx_packets);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_packets", rx->tx_packets);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "punt_tx", rx->punt_tx);
@@ -70,6 +70,7 @@ void rxtx_on_stats(struct esgw_dp *dp, Esgw__DpStats *stats)
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "rx_paused", rx->rx_paused);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_held", rx->tx_held);
 	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_stalls", rx->tx_stalls);
+	stats->counters[n++] = esgw_dp_stats_counter(dp, "tx_order_waits", rx->tx_order_waits);
 	stats->counters[n++] = esgw_dp_stats_counter(
 		dp, "port_wakeups", __atomic_load_n(&rx->port_wakeups, __ATOMIC_RELAXED));
 	stats->counters[n++] = esgw_dp_stats_counter(

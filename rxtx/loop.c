@@ -11,6 +11,7 @@
 #include <rte_cycles.h>
 #include <rte_ethdev.h>
 #include <rte_prefetch.h>
+#include <rte_ring_peek.h>
 
 #include "backpressure.h"
 #include "log.h"
@@ -133,6 +134,35 @@ static unsigned int worker_tx_burst(struct rxtx *rx, unsigned int w)
 	return n;
 }
 
+/* How many of the n frames the router sent for a port may go now: the first
+ * that waits for a crypto worker's frames to rxtx and all after it stay in
+ * the ring. The worker sent that decrypted packet through the router after
+ * sending others of its SA straight to us (crypto-worker/egress.c): it goes
+ * once we have taken the worker's ring as far as it stood then
+ * (esgw_meta.order_pos), which this round's worker bursts do. */
+static unsigned int order_ready(struct rxtx *rx, struct rte_mbuf *const pkts[], unsigned int n)
+{
+	uint32_t polled = esgw_workers_polled(rx->dp.shared);
+
+	for (unsigned int k = 0; k < n; k++) {
+		const struct esgw_meta *meta = esgw_meta(pkts[k]);
+		const struct rte_ring *ring;
+		uint32_t pos = meta->order_pos;
+
+		if (meta->order_worker == 0 || meta->order_worker > polled)
+			continue;
+		ring = rx->worker_tx[meta->order_worker - 1];
+		if ((int32_t)(ring->cons.tail - pos) >= 0)
+			continue; /* taken already */
+		/* A place the ring never reached is no order of a live worker's. */
+		if ((int32_t)(__atomic_load_n(&ring->prod.tail, __ATOMIC_ACQUIRE) - pos) < 0)
+			continue;
+		rx->tx_order_waits++;
+		return k;
+	}
+	return n;
+}
+
 /* The frames ports refused last time (tx_hold.c), then one burst from every
  * port's TX ring (the router's) and from every crypto worker's ring, but
  * none for a port that still holds frames: none of the workers' while any
@@ -148,11 +178,18 @@ static unsigned int tx_round(struct rxtx *rx)
 
 		if (rx->hold[port].n > 0)
 			continue;
-		n = rte_ring_dequeue_burst(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
+		/* Peeked: what must wait for a worker's ring stays in the ring. */
+		n = rte_ring_dequeue_burst_start(rx->tx[port], (void **)pkts, ESGW_BURST, NULL);
 		if (n == 0)
 			continue;
-		for (unsigned int k = 0; k < n; k++)
+		for (unsigned int k = 0; k < n; k++) {
 			rte_prefetch0(pkts[k]);
+			rte_prefetch0(esgw_meta(pkts[k]));
+		}
+		n = order_ready(rx, pkts, n);
+		rte_ring_dequeue_finish(rx->tx[port], n);
+		if (n == 0)
+			continue;
 		esgw_ring_room_made(&rx->dp, rx->tx[port], ESGW_RING_LOW, &rx->dp.shared->room_tx,
 				    &rx->dp.shared->db_router);
 		prefetch_frames(pkts, n);

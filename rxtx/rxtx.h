@@ -61,6 +61,7 @@ struct rxtx {
 	uint64_t tx_stall_cycles;                 /* RXTX_TX_STALL_MS in TSC cycles */
 	uint64_t tx_retry_cycles;                 /* RXTX_TX_RETRY_US in TSC cycles */
 	uint64_t tx_held;                         /* frames a port refused, held */
+	uint64_t tx_order_waits; /* a routed decrypted frame waited for its worker's ring (loop.c) */
 	uint64_t tx_stalls;                       /* a port's hold given up (tx_hold.c) */
 	/* kernel_drops.c: AF_PACKET sockets of each port and their drops. */
 #define RXTX_KDROP_FDS 4

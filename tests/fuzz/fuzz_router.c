@@ -394,6 +394,8 @@ static void pump(void)
 	do {
 		moved = 0;
 		router_flush(&router);
+		if (router.nb_egress_notes) /* as router_poll: the worker may go direct next */
+			egress_publish(&router);
 		router.dp.bells.n = 0;
 		worker.dp.bells.n = 0;
 		unsigned int n =
@@ -402,6 +404,7 @@ static void pump(void)
 			crypto_worker_process(&worker, pkts, n);
 		moved += n;
 		n = rte_ring_dequeue_burst(worker.ring_dec, (void **)pkts, ESGW_BURST, NULL);
+		router.egress_from = worker.id + 1;
 		for (unsigned int i = 0; i < n; i++) {
 			struct router_ahead a;
 
@@ -410,6 +413,7 @@ static void pump(void)
 			prefetch_targets(&router, &a);
 			forward_input(&router, pkts[i]);
 		}
+		router.egress_from = 0;
 		moved += n;
 		moved += drain_tx(tx_ring[0]) + drain_tx(tx_ring[1]) + drain_tx(worker.ring_wtx) +
 			 drain_tx(punt_ring);
@@ -511,6 +515,7 @@ static void reset(void)
 	require(reassembly_init(&router) == 0, "reassembly table");
 	router.now = CLOCK_START;
 	router.icmp_window = router.punt_window = 0;
+	egress_invalidate(&router); /* nothing the last input's packets wrote down */
 	neighbor_static_apply(&router, &config);
 	pump();
 	memcpy(worker.dp.shared->sa, sa_snapshot, sizeof(sa_snapshot));

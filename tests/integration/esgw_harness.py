@@ -575,6 +575,19 @@ class Gateway:
                 all(p["state"] == "running" for p in procs)
         wait_for(ok, timeout, 0.2, "%s: %d crypto workers running" % (self.name, count))
 
+    def counters(self, role):
+        """{name: value} of the named counters of every process of role
+        (rxtx, router, crypto) from show stats, summed over processes."""
+        total = {}
+        for p in self.ctl("show", "stats")["processes"]:
+            if p["role"] != role:
+                continue
+            c = p.get("counters", {})
+            for name, value in (c.items() if isinstance(c, dict) else
+                                ((x["name"], x["value"]) for x in c)):
+                total[name] = total.get(name, 0) + value
+        return total
+
     def process_snapshot(self):
         """{(role, worker): (pid, restarts, state)} from show stats. Adding an
         interface restarts rxtx on purpose, so tests compare against the

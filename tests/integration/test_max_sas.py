@@ -72,8 +72,8 @@ def test_rxtx_gets_max_sas_and_its_memory(big):
         assert rxtx, gw.dataplane_processes()
         argv = rxtx[0]
         assert argv[argv.index("--max-sas") + 1] == str(MAX_SAS), argv
-        # 256 MiB for the default 65,536 slots, 768 bytes more per slot above.
-        extra = ((MAX_SAS - 65536) * 768 + (1 << 20) - 1) >> 20
+        # 256 MiB for the default 65,536 slots, 896 bytes more per slot above.
+        extra = ((MAX_SAS - 65536) * 896 + (1 << 20) - 1) >> 20
         assert argv[argv.index("-m") + 1] == str(256 + extra), argv
 
 
@@ -147,7 +147,7 @@ def test_max_sas_above_the_cap_refused(tmp_path):
 
 
 def test_max_sas_beyond_the_hugepages_refused_at_start(tmp_path):
-    need = 256 + ((CAP - 65536) * 768 >> 20)
+    need = 256 + ((CAP - 65536) * 896 >> 20)
     have = hugepages_mib()
     if have is None or have >= need:
         pytest.skip("the host reserves %s MiB of hugepages: the cap's SAs fit" % have)
