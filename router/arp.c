@@ -25,7 +25,7 @@ static uint32_t request_source(const struct router_port *port, uint32_t target)
 void arp_send_request(struct router *r, uint16_t port_id, uint32_t target)
 {
 	const struct router_port *port = &r->tables->ports[port_id];
-	struct rte_mbuf *m = rte_pktmbuf_alloc(r->dp.pool);
+	struct rte_mbuf *m = router_mbuf_alloc(r);
 	struct arp_message msg = {.op = ARP_OP_REQUEST,
 				  .sender_ip = request_source(port, target),
 				  .target_ip = target};

@@ -102,7 +102,7 @@ void icmp_send_error_rest(struct router *r, const struct rte_mbuf *orig, uint8_t
 	from = router_source_address(r->tables, to);
 	if (from == 0 || !icmp_rate_allows(r))
 		return;
-	m = rte_pktmbuf_alloc(r->dp.pool);
+	m = router_mbuf_alloc(r);
 	if (m == NULL) {
 		r->ctr.drops[ESGW_DROP_NO_MBUF]++;
 		return;

@@ -152,7 +152,7 @@ void icmp6_send_error(struct router *r, const struct rte_mbuf *orig, uint8_t typ
 		return;
 	if (quote > ICMP6_ERROR_MAX - ICMP_HDR_LEN)
 		quote = ICMP6_ERROR_MAX - ICMP_HDR_LEN;
-	m = rte_pktmbuf_alloc(r->dp.pool);
+	m = router_mbuf_alloc(r);
 	if (m == NULL) {
 		r->ctr.drops[ESGW_DROP_NO_MBUF]++;
 		return;

@@ -49,7 +49,7 @@ static void send_nd(struct router *r, uint16_t port_id, uint8_t type, uint8_t fl
 {
 	const struct router_port *port = &r->tables->ports[port_id];
 	uint32_t icmp_len = ND_MESSAGE_LEN + sizeof(struct nd_ll_option);
-	struct rte_mbuf *m = rte_pktmbuf_alloc(r->dp.pool);
+	struct rte_mbuf *m = router_mbuf_alloc(r);
 	struct rte_ether_hdr *eth;
 	struct rte_ipv6_hdr *ip;
 	struct nd_message *nd;

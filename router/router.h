@@ -248,6 +248,18 @@ static inline struct router *router_of(struct esgw_dp *dp)
 	return (struct router *)dp;
 }
 
+/* A packet the router makes (ARP, ND, ICMP errors): its metadata zeroed,
+ * not what the mbuf carried last (a stale kind or SA slot would pass it off
+ * as a worker's decrypted packet: egress.c, router_send_tx). */
+static inline struct rte_mbuf *router_mbuf_alloc(struct router *r)
+{
+	struct rte_mbuf *m = rte_pktmbuf_alloc(r->dp.pool);
+
+	if (m != NULL)
+		memset(esgw_meta(m), 0, sizeof(struct esgw_meta));
+	return m;
+}
+
 static inline void router_drop(struct router *r, struct rte_mbuf *m, enum esgw_drop reason)
 {
 	esgw_drop(m, r->ctr.drops, reason);
