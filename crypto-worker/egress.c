@@ -77,11 +77,24 @@ bool egress_direct(struct crypto_worker *w, struct rte_mbuf *m, uint32_t slot, u
 	memcpy(&dst, ip + 16, 4);
 	way = esgw_egress_way(src, dst);
 	e = esgw_egress_at(w->dp.shared, slot, way);
-	/* The router's sequence lock: a copy between two equal even reads. */
+	/* The router's sequence lock: the fields between two equal even reads
+	 * of seq. Field by field, not a struct copy: a narrow load of what a
+	 * 16-byte copy just stored waits for the store (a failed
+	 * store-to-load forward: 17 % of this function's samples). */
 	seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
 	if (seq & 1)
 		return false;
-	memcpy(&c, (const void *)e, sizeof(c));
+	c.epoch = e->epoch;
+	c.src = e->src;
+	c.dst = e->dst;
+	c.worker = e->worker;
+	c.fresh_until = e->fresh_until;
+	c.mtu = e->mtu;
+	c.port = e->port;
+	c.dec_pos = e->dec_pos;
+	c.tx_pos = e->tx_pos;
+	c.dst_mac = e->dst_mac;
+	c.src_mac = e->src_mac;
 	rte_smp_rmb();
 	if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq)
 		return false;
