@@ -125,5 +125,5 @@ void egress_routed(struct crypto_worker *w, uint32_t slot, uint32_t pos)
 	st->slow_pos = pos;
 	st->known = 1;
 	for (uint32_t i = 0; i < ESGW_EGRESS_WAYS; i++)
-		st->ok_seq[i] = 0; /* no entry has seq 0 and a live epoch */
+		st->ok_seq[i] = 0; /* no written entry has seq 0 (egress_publish) */
 }

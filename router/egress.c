@@ -105,13 +105,15 @@ void egress_publish(struct router *r)
 		want.seq = e->seq;
 		if (memcmp(&want, e, sizeof(want)) == 0)
 			continue; /* unchanged: leave the line in the worker's cache */
-		/* Sequence lock: odd while the fields change. */
+		/* Sequence lock: odd while the fields change, then even again
+		 * but never 0, which a worker's egress_routed() uses for "no
+		 * entry checked" (a wrap after 2^31 writes skips it). */
 		seq = e->seq + 1;
 		__atomic_store_n(&e->seq, seq, __ATOMIC_RELAXED);
 		rte_smp_wmb();
 		memcpy((uint8_t *)e + sizeof(e->seq), (const uint8_t *)&want + sizeof(want.seq),
 		       sizeof(want) - sizeof(want.seq));
-		__atomic_store_n(&e->seq, seq + 1, __ATOMIC_RELEASE);
+		__atomic_store_n(&e->seq, seq + 1 != 0 ? seq + 1 : 2, __ATOMIC_RELEASE);
 		r->ctr.egress_entries_written++;
 	}
 	r->nb_egress_notes = 0;
