@@ -137,11 +137,7 @@ def _checksum(header):
 
 
 def _router_counter(gw, name):
-    for p in gw.ctl("show", "stats")["processes"]:
-        if p["role"] == "router":
-            c = p["counters"]
-            return ({x["name"]: x["value"] for x in c} if isinstance(c, list) else c).get(name, 0)
-    return 0
+    return gw.counters("router").get(name, 0)
 
 
 def expect_punted(setup, send):
@@ -161,11 +157,7 @@ def expect_punted(setup, send):
 
 
 def _rxtx_counter(gw, name):
-    for p in gw.ctl("show", "stats")["processes"]:
-        if p["role"] == "rxtx":
-            c = p["counters"]
-            return ({x["name"]: x["value"] for x in c} if isinstance(c, list) else c).get(name, 0)
-    return 0
+    return gw.counters("rxtx").get(name, 0)
 
 
 def test_unknown_ip_protocol_is_punted(checked):

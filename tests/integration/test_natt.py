@@ -122,11 +122,7 @@ def natt(request):
 
 
 def _router_counter(gw, name):
-    for p in gw.ctl("show", "stats")["processes"]:
-        if p["role"] == "router":
-            return {c["name"]: c["value"] for c in p["counters"]}.get(name, 0) \
-                if isinstance(p["counters"], list) else p["counters"].get(name, 0)
-    return 0
+    return gw.counters("router").get(name, 0)
 
 
 def test_outbound_is_esp_in_udp_and_decrypts_in_scapy(natt):

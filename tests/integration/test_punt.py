@@ -28,11 +28,7 @@ class HnTopology(h.Topology):
 
 
 def _counters(gw, role):
-    for p in gw.ctl("show", "stats")["processes"]:
-        if p["role"] == role:
-            c = p["counters"]
-            return {x["name"]: x["value"] for x in c} if isinstance(c, list) else c
-    return {}
+    return gw.counters(role)
 
 
 @pytest.fixture(scope="module")

@@ -206,10 +206,7 @@ class DualPeer:
 
 
 def router_counter(gw, name):
-    for p in gw.ctl("show", "stats")["processes"]:
-        if p.get("role") == "router":
-            return p.get("counters", {}).get(name, 0)
-    return 0
+    return gw.counters("router").get(name, 0)
 
 
 def udp_socket(netns, family, addr, port=0, timeout=3.0):
