@@ -22,19 +22,30 @@
 #include "dp.h"
 
 /* Between the processes a producer stops feeding a ring that holds
- * ESGW_RING_HIGH packets (a quarter of ESGW_RING_SIZE: the packets waiting
- * stay few enough for the caches, and the pool never runs dry with every ring
- * at the mark) and is woken at ESGW_RING_LOW. rxtx fills router_in up to
- * ESGW_RING_IN_HIGH, nearly all of it, as it did before it ever paused: a
- * router busy for a while with a configuration push then still finds what
- * arrived meanwhile there, not lost in a port's smaller ring (af_packet's
- * kernel ring); it is woken at ESGW_RING_HIGH.
+ * ESGW_RING_HIGH packets (half of ESGW_RING_SIZE) and is woken at
+ * ESGW_RING_LOW. The mark sets how many packets a stage handles per wake-up
+ * where the stages share a CPU, so how many context switches a packet pays
+ * for: half a ring, not a quarter, measured (bench/run.sh, GCM, the builds
+ * interleaved, 2-3 rounds each): the chain (setting B) at full load 64 B
+ * 1.874 and 1.862 -> 2.665 and 2.512 Mpps, 13.0-15.0 -> 6.4-6.6 context
+ * switches per 1,000 packets, 1400 B 0.925 and 0.708 -> 1.059 and 1.033
+ * Mpps; one CPU (setting A) 1400 B 1,452-2,128 -> 1,189-1,408 cycles of CPU
+ * per packet encrypting, 64 B unchanged within the host's noise (the packets
+ * waiting between the stages no longer fit the caches as well). The pool
+ * (ESGW_POOL_SIZE) holds router_in, one worker's three rings and two ports'
+ * TX rings at their marks together (14,208 mbufs); with more of them full at
+ * once a port's receive finds no mbuf and the frames stay in, or are
+ * dropped from, its own ring (counted by the port).
+ * rxtx fills router_in up to ESGW_RING_IN_HIGH, nearly all of it, as it did
+ * before it ever paused: a router busy for a while with a configuration push
+ * then still finds what arrived meanwhile there, not lost in a port's
+ * smaller ring (af_packet's kernel ring); it is woken at ESGW_RING_HIGH.
  * A build may set either mark (meson setup -Dc_args="-DESGW_RING_IN_HIGH=512
  * -DESGW_RING_HIGH=256") to weigh what the packets in flight between the
  * stages cost in cache misses against what smaller batches cost in context
  * switches (bench/run.sh --setting A --build DIR). */
 #ifndef ESGW_RING_HIGH
-#define ESGW_RING_HIGH (ESGW_RING_SIZE / 4)
+#define ESGW_RING_HIGH (ESGW_RING_SIZE / 2)
 #endif
 #define ESGW_RING_LOW (ESGW_RING_HIGH / 4)
 #ifndef ESGW_RING_IN_HIGH
