@@ -33,9 +33,9 @@
  * per packet encrypting, 64 B unchanged within the host's noise (the packets
  * waiting between the stages no longer fit the caches as well). The pool
  * (ESGW_POOL_SIZE) holds router_in, one worker's three rings and two ports'
- * TX rings at their marks together (14,208 mbufs); with more of them full at
- * once a port's receive finds no mbuf and the frames stay in, or are
- * dropped from, its own ring (counted by the port).
+ * TX rings at their marks together (14,080 mbufs with ESGW_BURST 64); with
+ * more of them full at once a port's receive finds no mbuf and the frames
+ * stay in, or are dropped from, its own ring (counted by the port).
  * rxtx fills router_in up to ESGW_RING_IN_HIGH, nearly all of it, as it did
  * before it ever paused: a router busy for a while with a configuration push
  * then still finds what arrived meanwhile there, not lost in a port's
