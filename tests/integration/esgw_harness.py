@@ -588,6 +588,10 @@ class Gateway:
                 total[name] = total.get(name, 0) + value
         return total
 
+    def counter(self, role, name):
+        """One named counter of role's processes (counters()), 0 if none."""
+        return self.counters(role).get(name, 0)
+
     def process_snapshot(self):
         """{(role, worker): (pid, restarts, state)} from show stats. Adding an
         interface restarts rxtx on purpose, so tests compare against the

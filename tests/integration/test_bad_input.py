@@ -136,9 +136,6 @@ def _checksum(header):
     return ~s & 0xFFFF
 
 
-def _router_counter(gw, name):
-    return gw.counters("router").get(name, 0)
-
 
 def expect_punted(setup, send):
     """Calls send() (one packet to gw1's address that the router does not
@@ -147,17 +144,14 @@ def expect_punted(setup, send):
     name was counted (unsupported_protocol was the old fate of these)."""
     gw = setup["gw1"]
     before = gw.ctl("show", "stats")["drops"]
-    punted, punt_tx = _router_counter(gw, "punted"), _rxtx_counter(gw, "punt_tx")
+    punted, punt_tx = gw.counter("router", "punted"), gw.counter("rxtx", "punt_tx")
     send()
-    h.wait_for(lambda: _router_counter(gw, "punted") > punted and
-               _rxtx_counter(gw, "punt_tx") > punt_tx, 10, 0.2, "punted to rise")
+    h.wait_for(lambda: gw.counter("router", "punted") > punted and
+               gw.counter("rxtx", "punt_tx") > punt_tx, 10, 0.2, "punted to rise")
     time.sleep(0.3)
     after = gw.ctl("show", "stats")["drops"]
     assert {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)} == {}
 
-
-def _rxtx_counter(gw, name):
-    return gw.counters("rxtx").get(name, 0)
 
 
 def test_unknown_ip_protocol_is_punted(checked):

@@ -103,7 +103,7 @@ def wan():
 # ------------------------------------------------------------------ helpers
 
 def router_counter(gw, name):
-    return v.router_counter(gw, name)
+    return gw.counter("router", name)
 
 
 def router_process(gw):

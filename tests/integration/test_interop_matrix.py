@@ -368,9 +368,9 @@ def test_udp_sa_over_ipv6_takes_only_esp_in_udp(matrix):
     esp = group.ref_in["t6"].encrypt(inner, 100000)
     peer.send_ip(ref.outer_packet(esp, remote, local, None))
     h.wait_for(lambda: gw.total_drop("no_sa") > before, 5, 0.1, "no_sa for plain ESP over IPv6")
-    keepalives = v.router_counter(gw, "natt_keepalive")
+    keepalives = gw.counter("router", "natt_keepalive")
     peer.send_ip(ref.outer_packet(b"\xff", remote, local, group.udp_ports(False)))
-    h.wait_for(lambda: v.router_counter(gw, "natt_keepalive") > keepalives, 5, 0.1,
+    h.wait_for(lambda: gw.counter("router", "natt_keepalive") > keepalives, 5, 0.1,
                "natt_keepalive over IPv6")
 
 

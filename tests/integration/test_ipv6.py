@@ -47,7 +47,7 @@ def test_nd_and_echo_to_gateway(v6):
     """h1 resolves gw1's LAN address with ND (gw1 answers the solicitation)
     and pings it (gw1 answers the echo)."""
     gw, ns = v6["gw"], v6["ns"]
-    na_before = v.router_counter(gw, "nd_advertisements_sent")
+    na_before = gw.counter("router", "nd_advertisements_sent")
     res = h.nsrun(ns["h1"], ["ping", "-6", "-c", "3", "-i", "0.2", "-W", "2", v.GW1_LAN6],
                   check=False, timeout=20)
     assert res.returncode == 0, res.stdout + res.stderr
@@ -55,8 +55,8 @@ def test_nd_and_echo_to_gateway(v6):
     gw_mac = h.link_mac(ns["gw1"], "gw1-lan")
     assert gw_mac in neigh.lower(), "h1 did not learn gw1's MAC by ND: %r" % neigh
     assert "router" in neigh, "gw1's advertisement must carry the router flag: %r" % neigh
-    assert v.router_counter(gw, "nd_advertisements_sent") > na_before
-    assert v.router_counter(gw, "icmp6_echo_replies") >= 3
+    assert gw.counter("router", "nd_advertisements_sent") > na_before
+    assert gw.counter("router", "icmp6_echo_replies") >= 3
     # The WAN address answers too (the peer's kernel resolves it by ND).
     res = h.nsrun(ns["peer"], ["ping", "-6", "-c", "2", "-i", "0.2", "-W", "2", v.GW1_WAN6],
                   check=False, timeout=20)
@@ -227,9 +227,9 @@ def test_ipv6_route_change_applied_in_place(v6):
     try:
         h.wait_for(lambda: gw.logs_text(lines=100000).count("applied in place") > in_place,
                    20, 0.2, "the route's deletion applied in place")
-        no_route = v.router_counter(gw, "no_route")
+        no_route = gw.counter("router", "no_route")
         assert _reaches_peer(v6, v.FAR6_T6, b"V6-GONE", tries=3) is None
-        h.wait_for(lambda: v.router_counter(gw, "no_route") > no_route, 20, 0.2,
+        h.wait_for(lambda: gw.counter("router", "no_route") > no_route, 20, 0.2,
                    "no_route for the deleted route's destination")
     finally:
         in_place = gw.logs_text(lines=100000).count("applied in place")

@@ -121,7 +121,7 @@ def test_non_df_is_fragmented_before_encryption(mtu):
     from scapy.layers.inet import defragment
     gw, ns, peer = mtu["gw"], mtu["ns"], mtu["peer"]
     _warm_up(mtu, v.FAR4_T4)
-    before = v.router_counter(gw, "fragments_sent")
+    before = gw.counter("router", "fragments_sent")
     payload = bytes(range(256)) * 5 + bytes(170)  # 1450 bytes: one IP packet, two fragments
     s = v.udp_socket(ns["h1"], socket.AF_INET, v.H1_4)
     s.setsockopt(socket.IPPROTO_IP, IP_MTU_DISCOVER, IP_PMTUDISC_DONT)
@@ -144,7 +144,7 @@ def test_non_df_is_fragmented_before_encryption(mtu):
     assert len(whole) == 1 and UDP in whole[0], whole
     assert bytes(whole[0][UDP].payload) == payload
     assert whole[0][IP].ttl == 63
-    assert v.router_counter(gw, "fragments_sent") >= before + 2
+    assert gw.counter("router", "fragments_sent") >= before + 2
 
 
 def _outer_fragments(peer, marker, size, fragsize=600):
@@ -182,10 +182,10 @@ def test_fragmented_esp_is_reassembled(mtu):
     """ESP fragmented on the way (by scapy, out of order) is reassembled by
     gw1 before decryption and reaches h1 whole."""
     gw = mtu["gw"]
-    before = v.router_counter(gw, "datagrams_reassembled")
+    before = gw.counter("router", "datagrams_reassembled")
     _send_fragments_until_received(
         mtu, lambda i: _outer_fragments(mtu["peer"], b"REASM-%d-" % i, 1300), b"REASM-")
-    assert v.router_counter(gw, "datagrams_reassembled") > before
+    assert gw.counter("router", "datagrams_reassembled") > before
     assert gw.sa(20)["drops"].get("auth_failed", 0) == 0
 
 
@@ -246,11 +246,11 @@ def test_fragmented_esp_over_ipv6_is_reassembled(mtu):
     decryption and reaches h1 whole. On net_af_packet too the kernel would
     hand these over as they are (its defragmentation is IPv4 only)."""
     gw = mtu["gw"]
-    before = v.router_counter(gw, "datagrams_reassembled")
+    before = gw.counter("router", "datagrams_reassembled")
     _send_fragments_until_received(
         mtu, lambda i: _outer_fragments6(mtu["peer"], b"REASM6-%d-" % i, 1300, 0x6000 + i),
         b"REASM6-")
-    assert v.router_counter(gw, "datagrams_reassembled") > before
+    assert gw.counter("router", "datagrams_reassembled") > before
     assert gw.sa(40)["drops"].get("auth_failed", 0) == 0
 
 
@@ -271,7 +271,7 @@ def test_overlapping_ipv6_fragments_drop_the_datagram(mtu):
     from scapy.packet import Raw
     gw, ns, peer = mtu["gw"], mtu["ns"], mtu["peer"]
     before_invalid = gw.total_drop("reassembly_invalid")
-    before_done = v.router_counter(gw, "datagrams_reassembled")
+    before_done = gw.counter("router", "datagrams_reassembled")
     frags = _outer_fragments6(peer, b"OVERLAP6-", 1300, 0x6200)
     overlap = IPv6(src=v.PEER_WAN6, dst=v.GW1_WAN6) / \
         IPv6ExtHdrFragment(nh=50, offset=8, id=0x6200, m=1) / Raw(b"z" * 64)
@@ -288,4 +288,4 @@ def test_overlapping_ipv6_fragments_drop_the_datagram(mtu):
         s.close()
     h.wait_for(lambda: gw.total_drop("reassembly_invalid") >= before_invalid + 2, 5, 0.3,
                "reassembly_invalid to count the overlapping fragment and its datagram")
-    assert v.router_counter(gw, "datagrams_reassembled") == before_done
+    assert gw.counter("router", "datagrams_reassembled") == before_done

@@ -121,9 +121,6 @@ def natt(request):
     assert not problems, problems
 
 
-def _router_counter(gw, name):
-    return gw.counters("router").get(name, 0)
-
 
 def test_outbound_is_esp_in_udp_and_decrypts_in_scapy(natt):
     from scapy.layers.inet import IP, UDP
@@ -194,11 +191,11 @@ def test_plain_esp_to_udp_sa_refused(natt):
 
 def test_keepalive_absorbed_and_counted(natt):
     peer, gw = natt["peer"], natt["gw1"]
-    before = _router_counter(gw, "natt_keepalive")
+    before = gw.counter("router", "natt_keepalive")
     drops_before = gw.ctl("show", "stats")["drops"]
     for _ in range(3):
         peer.send_udp_payload(b"\xff")
-    h.wait_for(lambda: _router_counter(gw, "natt_keepalive") >= before + 3, 10, 0.3,
+    h.wait_for(lambda: gw.counter("router", "natt_keepalive") >= before + 3, 10, 0.3,
                "natt_keepalive counter")
     drops = gw.ctl("show", "stats")["drops"]
     for name in ("malformed", "no_sa", "unsupported_protocol"):
@@ -210,14 +207,14 @@ def test_ike_goes_to_punt_not_esp(natt):
     the host. Without a punt ring from rxtx they count as punted_no_host."""
     peer, gw = natt["peer"], natt["gw1"]
     stats = gw.ctl("show", "stats")
-    before = stats["drops"].get("punted_no_host", 0) + _router_counter(gw, "punted")
+    before = stats["drops"].get("punted_no_host", 0) + gw.counter("router", "punted")
     no_sa = stats["drops"].get("no_sa", 0)
     peer.send_udp_payload(b"\x00\x00\x00\x00" + b"IKE_SA_INIT" * 4)
     peer.send_udp_payload(b"IKE_SA_INIT on 500" * 3, dport=500, sport=500)
 
     def punted():
         s = gw.ctl("show", "stats")
-        return s["drops"].get("punted_no_host", 0) + _router_counter(gw, "punted") >= before + 2
+        return s["drops"].get("punted_no_host", 0) + gw.counter("router", "punted") >= before + 2
     h.wait_for(punted, 10, 0.3, "two packets punted")
     assert gw.ctl("show", "stats")["drops"].get("no_sa", 0) == no_sa
 

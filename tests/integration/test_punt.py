@@ -27,9 +27,6 @@ class HnTopology(h.Topology):
         self.tag = "hn" + self.tag[2:]
 
 
-def _counters(gw, role):
-    return gw.counters(role)
-
 
 @pytest.fixture(scope="module")
 def punt():
@@ -83,11 +80,11 @@ def _udp_round_trip(setup, port, payload):
 
 def test_ike_udp_500_reaches_host_and_reply_returns(punt):
     gw = punt["gw1"]
-    before_router = _counters(gw, "router").get("punted", 0)
-    before_rxtx = _counters(gw, "rxtx")
+    before_router = gw.counters("router").get("punted", 0)
+    before_rxtx = gw.counters("rxtx")
     _udp_round_trip(punt, 500, b"IKE_SA_INIT " + os.urandom(8).hex().encode())
-    assert _counters(gw, "router")["punted"] > before_router
-    after_rxtx = _counters(gw, "rxtx")
+    assert gw.counters("router")["punted"] > before_router
+    after_rxtx = gw.counters("rxtx")
     assert after_rxtx["punt_tx"] > before_rxtx.get("punt_tx", 0)
     assert after_rxtx["punt_rx"] > before_rxtx.get("punt_rx", 0)  # the reply, and ARP
     assert gw.total_drop("punted_no_host") == 0
@@ -189,7 +186,7 @@ def test_udp_flood_never_starves_ike_or_ssh(punt):
     from scapy.packet import Raw
     gw, ns, peer = punt["gw1"], punt["ns"], punt["peer"]
     _udp_round_trip(punt, 500, b"IKE warm-up")  # ARP both ways settled
-    before = _counters(gw, "router")
+    before = gw.counters("router")
     missed = gw.total_drop("rx_missed")
     procs = gw.process_snapshot()
     flood = bytes(Ether(dst=peer.gw_mac, src=peer.mac) /
@@ -212,7 +209,7 @@ def test_udp_flood_never_starves_ike_or_ssh(punt):
     try:
         # Half a second of flood before IKE starts: the flood's class is
         # over its budget the whole time.
-        h.wait_for(lambda: _counters(gw, "router").get("punt_policed_other", 0) >
+        h.wait_for(lambda: gw.counters("router").get("punt_policed_other", 0) >
                    before.get("punt_policed_other", 0), 10, 0.1, "the flood policed")
         for i in range(200):
             client.sendto(b"IKE-%03d" % i, (h.GW1_WAN, 500))
@@ -234,7 +231,7 @@ def test_udp_flood_never_starves_ike_or_ssh(punt):
         t.join(5)
         host.close()
         client.close()
-    after = _counters(gw, "router")
+    after = gw.counters("router")
     lost_before_router = gw.total_drop("rx_missed") - missed
     print("flood: %d frames sent, %d policed; IKE: 200 sent, %d received; rx_missed +%d" % (
         sent[0], after["punt_policed_other"] - before.get("punt_policed_other", 0), len(got),
@@ -253,7 +250,7 @@ def test_esp_and_echo_stay_in_the_dataplane(punt):
     gw, ns, peer = punt["gw1"], punt["ns"], punt["peer"]
     h.ping_until_ok(ns["peer"], h.GW1_WAN)  # neighbours settled
     h.send_to_h1_until_received(punt, b"warm-" + os.urandom(4).hex().encode())
-    router = _counters(gw, "router")
+    router = gw.counters("router")
     sa_packets = gw.sa(h.SA_ID_GW1_IN)["packets"]
 
     res = h.ping(ns["peer"], h.GW1_WAN, count=5)
@@ -261,7 +258,7 @@ def test_esp_and_echo_stay_in_the_dataplane(punt):
     assert "DUP!" not in res.stdout
     h.send_to_h1_until_received(punt, b"esp-" + os.urandom(4).hex().encode())
 
-    after = _counters(gw, "router")
+    after = gw.counters("router")
     assert after["icmp_echo_replies"] >= router["icmp_echo_replies"] + 5
     assert gw.sa(h.SA_ID_GW1_IN)["packets"] > sa_packets
     assert after["punted"] == router["punted"]
@@ -301,9 +298,9 @@ def test_tcp_over_ipv6_to_wan_address_reaches_host(punt6):
     neighbor solicitation (the advertisement comes back through the router's
     copy, router/nd.c) and leaves through the WAN port."""
     gw, ns = punt6["gw"], punt6["ns"]
-    punted = _counters(gw, "router").get("punted", 0)
+    punted = gw.counters("router").get("punted", 0)
     _tcp_echo(ns["gw1"], socket.AF_INET6, ns["peer"], v.GW1_WAN6, 2224, 2000, b"v6 echo ")
-    assert _counters(gw, "router").get("punted", 0) > punted
+    assert gw.counters("router").get("punted", 0) > punted
 
 
 def test_icmpv6_echo_stays_in_the_dataplane(punt6):
@@ -312,10 +309,10 @@ def test_icmpv6_echo_stays_in_the_dataplane(punt6):
     the kernel's IPv6 on the AF_PACKET interface is off (rxtx/punt.c)."""
     gw, ns = punt6["gw"], punt6["ns"]
     h.ping_until_ok(ns["peer"], v.GW1_WAN6)  # neighbours settled
-    router = _counters(gw, "router")
+    router = gw.counters("router")
     res = h.ping(ns["peer"], v.GW1_WAN6, count=5)
     assert res.returncode == 0, res.stdout + res.stderr
     assert "DUP!" not in res.stdout
-    after = _counters(gw, "router")
+    after = gw.counters("router")
     assert after["icmp6_echo_replies"] >= router["icmp6_echo_replies"] + 5
     assert after.get("punted", 0) == router.get("punted", 0)
