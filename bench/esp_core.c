@@ -277,7 +277,7 @@ static double sa_scale_point(IMB_MGR *mgr, struct esp_sa **sas, unsigned int n, 
 			for (unsigned int j = 0; j < BURST; j++)
 				esp_sa_prefetch_hot(b[j], b[j]->rt, 0);
 			for (unsigned int j = 0; j < BURST; j++)
-				esp_sa_prefetch_keys(b[j], esp_hashed_out(w->buf[j].len));
+				esp_sa_prefetch_keys(b[j], esp_hashed_out(w->buf[j].len), 0);
 		}
 		if (esp_encap_burst(mgr, b, w->buf, BURST) != BURST) {
 			fprintf(stderr, "esp-core: --sas: packets dropped\n");

@@ -184,13 +184,13 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * push out the packets'. Two steps over a whole burst, so that the misses
  * overlap: esp_sa_prefetch_hot needs only the addresses (rt, the runtime
  * slot, is known from the packet's slot without reading sa): the hot line,
- * the round keys (11 of 16 bytes for AES-128: 3 lines; AES-256 reads a
- * fourth), and of the slot the line outbound packets use (sequence
- * numbers) or inbound ones (expiry bits and the head of the window, whose
- * 64-packet default fits in it) and the counters.
- * esp_sa_prefetch_keys, once the hot line is there, the rest of the key
- * schedule the packet uses: for GCM the hash keys its length needs (below),
- * for CBC the IV key and the HMAC states. */
+ * and of the slot the line outbound packets use (sequence numbers) or
+ * inbound ones (expiry bits and the head of the window, whose 64-packet
+ * default fits in it) and the counters. esp_sa_prefetch_keys, once the hot
+ * line is there, the key schedule the packet uses: for CBC the round keys
+ * of its direction (11 of 16 bytes for AES-128: 3 lines), the IV key and
+ * the HMAC states; for GCM nothing, unless ESP_KEYS_AHEAD is 0: the one-call
+ * loop asks for its keys itself, a few packets ahead (below). */
 #define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
 
 /* Bytes of packet bodies the crypto worker prefetches before a burst (their
@@ -217,14 +217,49 @@ static inline void esp_prefetch_body(const struct esp_buf *b)
 extern unsigned int esp_ghash_h1, esp_ghash_powers;
 #define ESP_GHASH_VAES_END (16 * 63) /* H^k at 16 * (63 - k) */
 
+/* Packets ahead of the one being ciphered in the GCM one-call loop
+ * (esp_jobs_burst) whose SA's keys it asks for, into L1: the round keys and
+ * the hash keys a packet of hashed bytes reads (esp_sa_prefetch_gcm_l1), so
+ * that their misses overlap the cipher's work on the packets before instead
+ * of stalling a whole-burst pass, which runs out of miss buffers (a
+ * 1400-byte packet's SA is 15 lines of keys with the VAES code). Measured
+ * with bench/esp-core --sas (GCM-128 encrypt, SAs round-robin, the worker's
+ * prefetch; cycles per packet, 3 interleaved runs each; keys in the
+ * whole-burst pass before): 100,000 SAs (from memory) 64 B 129-131 against
+ * 132-133, 1400 B 291-295 against 385-392 (4 ahead: 137-142 and 276-283);
+ * 10,000 SAs 64 B 104-108 against 101-108, 1400 B 260-265 against 267-278;
+ * one SA unchanged (91-93). A build may set it (-Dc_args=
+ * -DESP_KEYS_AHEAD=N; 0: the keys in esp_sa_prefetch_keys again). */
+#ifndef ESP_KEYS_AHEAD
+#define ESP_KEYS_AHEAD 8
+#endif
+/* The offset in gcm_key_data of the first line of hash keys a packet of
+ * hashed bytes reads; the last is esp_ghash_h1's. */
+static inline unsigned int esp_ghash_first_line(unsigned int hashed)
+{
+	unsigned int n = (hashed + 15) / 16;
+
+	n = n < 1 ? 1 : n > esp_ghash_powers ? esp_ghash_powers : n;
+	return (esp_ghash_h1 - 16 * (n - 1)) & ~63u;
+}
+
+static inline void esp_sa_prefetch_gcm_l1(const struct esp_sa *sa, unsigned int hashed)
+{
+	const uint8_t *k = (const uint8_t *)&sa->keys.gcm.key;
+	unsigned int round_keys = 16u * (sa->key_len / 4u + 7u); /* 11, 13 or 15 of 16 bytes */
+
+	for (unsigned int off = 0; off < round_keys; off += 64)
+		rte_prefetch0(k + off);
+	for (unsigned int off = esp_ghash_first_line(hashed); off <= esp_ghash_h1; off += 64)
+		rte_prefetch0(k + off);
+}
+
 static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esgw_sa_runtime *rt,
 				       int inbound)
 {
 	ESP_PREFETCH_L2((const uint8_t *)rt + (inbound ? 64 : 0));
 	ESP_PREFETCH_L2(&rt->ctr);
 	ESP_PREFETCH_L2(sa);
-	for (unsigned int off = 0; off < 3 * 64; off += 64)
-		ESP_PREFETCH_L2((const uint8_t *)&sa->keys + off);
 }
 
 /* Upper bounds of the bytes an ICV covers: of an outbound packet of len
@@ -243,19 +278,26 @@ static inline unsigned int esp_hashed_in(unsigned int len)
 
 /* hashed: esp_hashed_out or esp_hashed_in of the packet (fewer bytes only
  * ask for fewer lines). */
-static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int hashed)
+static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int hashed, int inbound)
 {
 	if (sa->cipher == ESP_CIPHER_AES_GCM) {
 		const uint8_t *k = (const uint8_t *)&sa->keys.gcm.key;
-		unsigned int n = (hashed + 15) / 16;
 
-		n = n < 1 ? 1 : n > esp_ghash_powers ? esp_ghash_powers : n;
-		for (unsigned int off = (esp_ghash_h1 - 16 * (n - 1)) & ~63u; off <= esp_ghash_h1;
+		if (ESP_KEYS_AHEAD > 0)
+			return; /* the cipher loop's, into L1 (esp_sa_prefetch_gcm_l1) */
+		for (unsigned int off = 0; off < 3 * 64; off += 64)
+			ESP_PREFETCH_L2(k + off);
+		for (unsigned int off = esp_ghash_first_line(hashed); off <= esp_ghash_h1;
 		     off += 64)
 			ESP_PREFETCH_L2(k + off);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
-		for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
-			ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);
+		const uint8_t *rk = inbound ? sa->keys.cbc.dec_keys : sa->keys.cbc.enc_keys;
+
+		for (unsigned int off = 0; off < 3 * 64; off += 64)
+			ESP_PREFETCH_L2(rk + off);
+		if (!inbound)
+			for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
+				ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);
 		ESP_PREFETCH_L2(sa->ipad_hash);
 		ESP_PREFETCH_L2(sa->opad_hash);
 	}

@@ -105,6 +105,18 @@ static inline uint8_t esp_jobs_gcm(IMB_MGR *mgr, const IMB_JOB *job, struct gcm_
 	return 1;
 }
 
+/* The keys of ready[k]'s GCM SA into L1 (esp_sa_prefetch_gcm_l1), unless
+ * the packet before it has the same SA (a run of one tunnel asks once). Its
+ * length bounds the bytes hashed either way. */
+static inline void esp_jobs_keys_ahead(struct esp_sa *const sa[], const struct esp_buf buf[],
+				       const uint8_t ready[], uint16_t k)
+{
+	const struct esp_sa *s = sa[ready[k]];
+
+	if ((k == 0 || s != sa[ready[k - 1]]) && esp_jobs_direct(s))
+		esp_sa_prefetch_gcm_l1(s, buf[ready[k]].len);
+}
+
 /* The jobs of the n_ready packets listed in ready (indices into sa and buf),
  * filled by fill: GCM's run one by one by the one-call API (esp_jobs_direct),
  * the others as one burst. completed[i] says how each ended. */
@@ -117,13 +129,18 @@ static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struc
 	struct gcm_context_data ctx;
 	uint8_t queued[ESP_BURST_MAX];
 	uint16_t n_queued = 0;
+	const unsigned int ahead = ESP_KEYS_AHEAD;
 
+	for (uint16_t k = 0; k < n_ready && k < ahead; k++)
+		esp_jobs_keys_ahead(sa, buf, ready, k);
 	for (uint16_t k = 0; k < n_ready; k++) {
 		uint8_t i = ready[k];
 
 		if (esp_jobs_direct(sa[i])) {
 			if (k + 2 < n_ready) /* its body, as this one's is ciphered */
 				esp_prefetch_body(&buf[ready[k + 2]]);
+			if (ahead > 0 && k + ahead < n_ready) /* its keys */
+				esp_jobs_keys_ahead(sa, buf, ready, (uint16_t)(k + ahead));
 			fill(&direct, sa[i], &buf[i], scratch, i);
 			completed[i] = esp_jobs_gcm(mgr, &direct, &ctx);
 		} else {

@@ -349,10 +349,10 @@ static void prefetch_keys(struct esp_sa *const sa[], struct rte_mbuf *const pkts
 	for (unsigned int i = 0; i < n; i++)
 		if (i == 0 || sa[i] != sa[i - 1]) {
 			unsigned int len = rte_pktmbuf_data_len(pkts[i]);
+			int inbound = esgw_meta(pkts[i])->kind == ESGW_PKT_DECRYPT;
 
-			esp_sa_prefetch_keys(sa[i], esgw_meta(pkts[i])->kind == ESGW_PKT_DECRYPT
-							    ? esp_hashed_in(len)
-							    : esp_hashed_out(len));
+			esp_sa_prefetch_keys(sa[i], inbound ? esp_hashed_in(len) : esp_hashed_out(len),
+					     inbound);
 		}
 }
 
