@@ -233,6 +233,13 @@ extern unsigned int esp_ghash_h1, esp_ghash_powers;
 #ifndef ESP_KEYS_AHEAD
 #define ESP_KEYS_AHEAD 8
 #endif
+/* Bytes of an AES key schedule the cipher reads: 11, 13 or 15 round keys of
+ * 16 bytes for 128, 192 or 256-bit keys. */
+static inline unsigned int esp_round_key_bytes(const struct esp_sa *sa)
+{
+	return 16u * (sa->key_len / 4u + 7u);
+}
+
 /* The offset in gcm_key_data of the first line of hash keys a packet of
  * hashed bytes reads; the last is esp_ghash_h1's. */
 static inline unsigned int esp_ghash_first_line(unsigned int hashed)
@@ -246,7 +253,7 @@ static inline unsigned int esp_ghash_first_line(unsigned int hashed)
 static inline void esp_sa_prefetch_gcm_l1(const struct esp_sa *sa, unsigned int hashed)
 {
 	const uint8_t *k = (const uint8_t *)&sa->keys.gcm.key;
-	unsigned int round_keys = 16u * (sa->key_len / 4u + 7u); /* 11, 13 or 15 of 16 bytes */
+	unsigned int round_keys = esp_round_key_bytes(sa);
 
 	for (unsigned int off = 0; off < round_keys; off += 64)
 		rte_prefetch0(k + off);
@@ -285,16 +292,19 @@ static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int ha
 
 		if (ESP_KEYS_AHEAD > 0)
 			return; /* the cipher loop's, into L1 (esp_sa_prefetch_gcm_l1) */
-		for (unsigned int off = 0; off < 3 * 64; off += 64)
+		for (unsigned int off = 0; off < esp_round_key_bytes(sa); off += 64)
 			ESP_PREFETCH_L2(k + off);
 		for (unsigned int off = esp_ghash_first_line(hashed); off <= esp_ghash_h1;
 		     off += 64)
 			ESP_PREFETCH_L2(k + off);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
+		/* dec_keys starts mid-line: the lines its bytes touch */
 		const uint8_t *rk = inbound ? sa->keys.cbc.dec_keys : sa->keys.cbc.enc_keys;
+		uintptr_t line = (uintptr_t)rk & ~(uintptr_t)63;
+		uintptr_t end = (uintptr_t)rk + esp_round_key_bytes(sa);
 
-		for (unsigned int off = 0; off < 3 * 64; off += 64)
-			ESP_PREFETCH_L2(rk + off);
+		for (; line < end; line += 64)
+			ESP_PREFETCH_L2((const void *)line);
 		if (!inbound)
 			for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
 				ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);
