@@ -136,7 +136,6 @@ def _checksum(header):
     return ~s & 0xFFFF
 
 
-
 def expect_punted(setup, send):
     """Calls send() (one packet to gw1's address that the router does not
     serve) and checks that it went to the host's stack (router/punt.c): the
@@ -151,7 +150,6 @@ def expect_punted(setup, send):
     time.sleep(0.3)
     after = gw.ctl("show", "stats")["drops"]
     assert {k: v - before.get(k, 0) for k, v in after.items() if v != before.get(k, 0)} == {}
-
 
 
 def test_unknown_ip_protocol_is_punted(checked):

@@ -121,7 +121,6 @@ def natt(request):
     assert not problems, problems
 
 
-
 def test_outbound_is_esp_in_udp_and_decrypts_in_scapy(natt):
     from scapy.layers.inet import IP, UDP
     from scapy.packet import Raw

@@ -27,7 +27,6 @@ class HnTopology(h.Topology):
         self.tag = "hn" + self.tag[2:]
 
 
-
 @pytest.fixture(scope="module")
 def punt():
     if os.geteuid() != 0 or h.missing_binaries():

@@ -205,7 +205,6 @@ class DualPeer:
         self.l2.send(bytes(Ether(dst=self.gw_mac, src=self.mac, type=etype) / payload))
 
 
-
 def udp_socket(netns, family, addr, port=0, timeout=3.0):
     with h.in_netns(netns):
         s = socket.socket(family, socket.SOCK_DGRAM)
