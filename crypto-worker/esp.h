@@ -283,6 +283,15 @@ static inline unsigned int esp_hashed_in(unsigned int len)
 	return len > 20 + 8 + 8 + 16 ? len - (20 + 8 + 8 + 16) : 0;
 }
 
+/* Into L2 every line of the len bytes at p (which may start mid-line). */
+static inline void esp_prefetch_l2_bytes(const void *p, unsigned int len)
+{
+	uintptr_t line = (uintptr_t)p & ~(uintptr_t)63;
+
+	for (; line < (uintptr_t)p + len; line += 64)
+		ESP_PREFETCH_L2((const void *)line);
+}
+
 /* hashed: esp_hashed_out or esp_hashed_in of the packet (fewer bytes only
  * ask for fewer lines). */
 static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int hashed, int inbound)
@@ -292,22 +301,15 @@ static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int ha
 
 		if (ESP_KEYS_AHEAD > 0)
 			return; /* the cipher loop's, into L1 (esp_sa_prefetch_gcm_l1) */
-		for (unsigned int off = 0; off < esp_round_key_bytes(sa); off += 64)
-			ESP_PREFETCH_L2(k + off);
+		esp_prefetch_l2_bytes(k, esp_round_key_bytes(sa));
 		for (unsigned int off = esp_ghash_first_line(hashed); off <= esp_ghash_h1;
 		     off += 64)
 			ESP_PREFETCH_L2(k + off);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
-		/* dec_keys starts mid-line: the lines its bytes touch */
-		const uint8_t *rk = inbound ? sa->keys.cbc.dec_keys : sa->keys.cbc.enc_keys;
-		uintptr_t line = (uintptr_t)rk & ~(uintptr_t)63;
-		uintptr_t end = (uintptr_t)rk + esp_round_key_bytes(sa);
-
-		for (; line < end; line += 64)
-			ESP_PREFETCH_L2((const void *)line);
+		esp_prefetch_l2_bytes(inbound ? sa->keys.cbc.dec_keys : sa->keys.cbc.enc_keys,
+				      esp_round_key_bytes(sa)); /* dec_keys starts mid-line */
 		if (!inbound)
-			for (unsigned int off = 0; off < sizeof(sa->keys.cbc.iv_keys); off += 64)
-				ESP_PREFETCH_L2(sa->keys.cbc.iv_keys + off);
+			esp_prefetch_l2_bytes(sa->keys.cbc.iv_keys, sizeof(sa->keys.cbc.iv_keys));
 		ESP_PREFETCH_L2(sa->ipad_hash);
 		ESP_PREFETCH_L2(sa->opad_hash);
 	}
