@@ -181,20 +181,21 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
 /* Ask for the cache lines one packet of an SA reads, before the burst
  * needs them: with thousands of SAs each packet's SA misses in every line.
  * Into L2, not L1: a burst's SA lines alone would fill the 32 KiB L1 and
- * push out the packets'. Two steps over a whole burst, so that the misses
- * overlap: esp_sa_prefetch_hot needs only the addresses (rt, the runtime
- * slot, is known from the packet's slot without reading sa): the hot line,
- * and of the slot the line outbound packets use (sequence numbers) or
- * inbound ones (expiry bits and the head of the window, whose 64-packet
- * default fits in it) and the counters. esp_sa_prefetch_keys, once the hot
- * line is there, the key schedule the packet uses: for CBC the round keys
- * of its direction (11 of 16 bytes for AES-128: 3 lines), the IV key and
- * the HMAC states; for GCM nothing, unless ESP_KEYS_AHEAD is 0: the one-call
- * loop asks for its keys itself, a few packets ahead (below). */
+ * push out the packets'. The ESP core asks for them itself, a group of
+ * packets ahead (ESP_GROUP, esp_jobs_groups); only a build with ESP_GROUP
+ * 0 leaves them to the crypto worker's two passes over the whole burst:
+ * esp_sa_prefetch_hot needs only the addresses (rt, the runtime slot, is
+ * known from the packet's slot without reading sa): the hot line, and of
+ * the slot the line outbound packets use (sequence numbers) or inbound ones
+ * (expiry bits and the head of the window, whose 64-packet default fits in
+ * it) and the counters. esp_sa_prefetch_keys, once the hot line is there,
+ * the key schedule the packet uses: the round keys of its direction (11 of
+ * 16 bytes for AES-128: 3 lines), for GCM the hash keys, for CBC the IV key
+ * and the HMAC states. */
 #define ESP_PREFETCH_L2(p) rte_prefetch1(p) /* inline asm: never optimised away */
 
 /* Bytes of packet bodies the crypto worker prefetches before a burst (their
- * first lines always); the GCM loop (esp_jobs_burst) takes the later ones
+ * first lines always); the GCM loop (esp_jobs_groups) takes the later ones
  * two packets ahead. */
 #define ESP_PREFETCH_BODIES (12 * 1024)
 
@@ -217,21 +218,27 @@ static inline void esp_prefetch_body(const struct esp_buf *b)
 extern unsigned int esp_ghash_h1, esp_ghash_powers;
 #define ESP_GHASH_VAES_END (16 * 63) /* H^k at 16 * (63 - k) */
 
-/* Packets ahead of the one being ciphered in the GCM one-call loop
- * (esp_jobs_burst) whose SA's keys it asks for, into L1: the round keys and
- * the hash keys a packet of hashed bytes reads (esp_sa_prefetch_gcm_l1), so
- * that their misses overlap the cipher's work on the packets before instead
- * of stalling a whole-burst pass, which runs out of miss buffers (a
- * 1400-byte packet's SA is 15 lines of keys with the VAES code). Measured
- * with bench/esp-core --sas (GCM-128 encrypt, SAs round-robin, the worker's
- * prefetch; cycles per packet, 3 interleaved runs each; keys in the
- * whole-burst pass before): 100,000 SAs (from memory) 64 B 129-131 against
- * 132-133, 1400 B 291-295 against 385-392 (4 ahead: 137-142 and 276-283);
- * 10,000 SAs 64 B 104-108 against 101-108, 1400 B 260-265 against 267-278;
- * one SA unchanged (91-93). A build may set it (-Dc_args=
- * -DESP_KEYS_AHEAD=N; 0: the keys in esp_sa_prefetch_keys again). */
-#ifndef ESP_KEYS_AHEAD
-#define ESP_KEYS_AHEAD 8
+/* Packets the ESP core readies for their jobs (frames or checks) and then,
+ * AES-GCM, ciphers, at a time (esp_jobs_groups): while it ciphers the GCM
+ * packets of one group it asks for the runtime slot's line and the keys of
+ * the next group's (GCM's into L1, for the bytes the packet will hash) and
+ * for the hot lines of the group after, a packet's worth per packet
+ * ciphered, so that these misses overlap the cipher's work. Before, the
+ * crypto worker asked for them all in passes over the whole burst, which
+ * stalled at the core's few dozen outstanding misses: in the chain with
+ * 10,000 tunnels (bench/run.sh setting S) a fifth of each worker's time.
+ * Groups, not each packet framed and ciphered in turn: alternating the
+ * framing code with the cipher's cost 20 cycles a packet with one SA
+ * (GCM-128, 64 B). Measured with bench/esp-core --sas (GCM-128 encrypt,
+ * cycles per packet, 3-5 interleaved runs each; before: the whole-burst
+ * passes and the GCM keys 8 packets ahead in the cipher loop): 100,000 SAs
+ * 64 B 101-108 against 125-139, 1400 B 276-287 against 290-310; one SA 64 B
+ * 90-100 against 87-92, 1400 B 220-235 against 213-230 (4: 92-97 and
+ * 221-232; 16: worse with 100,000 SAs). A build may set it (-Dc_args=
+ * -DESP_GROUP=N; 0: the whole chunk one group, its lines asked for by the
+ * worker's whole-burst passes). */
+#ifndef ESP_GROUP
+#define ESP_GROUP 8
 #endif
 /* Bytes of an AES key schedule the cipher reads: 11, 13 or 15 round keys of
  * 16 bytes for 128, 192 or 256-bit keys. */
@@ -261,21 +268,34 @@ static inline void esp_sa_prefetch_gcm_l1(const struct esp_sa *sa, unsigned int 
 		rte_prefetch0(k + off);
 }
 
+/* The runtime slot's lines a packet reads (rt + 64 holds the window's
+ * head; the counters are in line 0). */
+static inline void esp_sa_prefetch_runtime(const struct esgw_sa_runtime *rt, int inbound)
+{
+	ESP_PREFETCH_L2((const uint8_t *)rt + (inbound ? 64 : 0));
+	if (inbound)
+		ESP_PREFETCH_L2(&rt->ctr);
+}
+
 static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esgw_sa_runtime *rt,
 				       int inbound)
 {
-	ESP_PREFETCH_L2((const uint8_t *)rt + (inbound ? 64 : 0));
-	ESP_PREFETCH_L2(&rt->ctr);
+	if (ESP_GROUP > 0)
+		return; /* the ESP core's, a group ahead */
+	esp_sa_prefetch_runtime(rt, inbound);
 	ESP_PREFETCH_L2(sa);
 }
 
 /* Upper bounds of the bytes an ICV covers: of an outbound packet of len
- * bytes (it gains a trailer and padding to a block), of an inbound one (it
- * has around them at least an outer IPv4 header, the ESP header and the
- * IV and ICV of GCM, the algorithm whose keys depend on the length). */
-static inline unsigned int esp_hashed_out(unsigned int len)
+ * bytes of sa (it gains a trailer and padding to the SA's block: 4 bytes
+ * for GCM, so a 64-byte frame's 46-byte packet hashes 3 blocks, one line
+ * of hash keys, where a bound of 15 bytes of padding asked for a second
+ * line every packet), of an inbound one (it has around them at least an
+ * outer IPv4 header, the ESP header and the IV and ICV of GCM, the
+ * algorithm whose keys depend on the length). */
+static inline unsigned int esp_hashed_out(const struct esp_sa *sa, unsigned int len)
 {
-	return len + ESP_TRAILER_LEN + 15;
+	return len + ESP_TRAILER_LEN + sa->block_len - 1u;
 }
 
 static inline unsigned int esp_hashed_in(unsigned int len)
@@ -294,24 +314,31 @@ static inline void esp_prefetch_l2_bytes(const void *p, unsigned int len)
 
 /* hashed: esp_hashed_out or esp_hashed_in of the packet (fewer bytes only
  * ask for fewer lines). */
+/* A CBC SA's round keys of the direction, its IV key (outbound) and HMAC
+ * states. */
+static inline void esp_sa_prefetch_cbc_keys(const struct esp_sa *sa, int inbound)
+{
+	esp_prefetch_l2_bytes(inbound ? sa->keys.cbc.dec_keys : sa->keys.cbc.enc_keys,
+			      esp_round_key_bytes(sa)); /* dec_keys starts mid-line */
+	if (!inbound)
+		esp_prefetch_l2_bytes(sa->keys.cbc.iv_keys, sizeof(sa->keys.cbc.iv_keys));
+	ESP_PREFETCH_L2(sa->ipad_hash);
+	ESP_PREFETCH_L2(sa->opad_hash);
+}
+
 static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int hashed, int inbound)
 {
+	if (ESP_GROUP > 0)
+		return; /* the ESP core's, a group ahead */
 	if (sa->cipher == ESP_CIPHER_AES_GCM) {
 		const uint8_t *k = (const uint8_t *)&sa->keys.gcm.key;
 
-		if (ESP_KEYS_AHEAD > 0)
-			return; /* the cipher loop's, into L1 (esp_sa_prefetch_gcm_l1) */
 		esp_prefetch_l2_bytes(k, esp_round_key_bytes(sa));
 		for (unsigned int off = esp_ghash_first_line(hashed); off <= esp_ghash_h1;
 		     off += 64)
 			ESP_PREFETCH_L2(k + off);
 	} else if (sa->cipher == ESP_CIPHER_AES_CBC) {
-		esp_prefetch_l2_bytes(inbound ? sa->keys.cbc.dec_keys : sa->keys.cbc.enc_keys,
-				      esp_round_key_bytes(sa)); /* dec_keys starts mid-line */
-		if (!inbound)
-			esp_prefetch_l2_bytes(sa->keys.cbc.iv_keys, sizeof(sa->keys.cbc.iv_keys));
-		ESP_PREFETCH_L2(sa->ipad_hash);
-		ESP_PREFETCH_L2(sa->opad_hash);
+		esp_sa_prefetch_cbc_keys(sa, inbound);
 	}
 }
 

@@ -208,33 +208,40 @@ static int decap_verify(struct esp_sa *a, struct esp_buf *b, const struct decap_
 	return 0;
 }
 
+/* Check packet i of a chunk (esp_jobs_prepare_fn). */
+static int decap_prepare_one(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+			     uint16_t i, uint16_t n, void *scratch)
+{
+	struct decap_scratch *s = scratch;
+	struct esp_buf *b = &buf[i];
+	enum esgw_drop reason;
+
+	(void)mgr;
+	/* The next packet's headers and its tail (ICV, trailer), likely
+	 * written by another core: a 64-byte packet's ESP spans two lines,
+	 * and the job would wait for the second one. */
+	if (i + 1 < n) {
+		__builtin_prefetch(buf[i + 1].data);
+		__builtin_prefetch(buf[i + 1].data + buf[i + 1].len - 1);
+	}
+	if (decap_check(sa[i], b, &s->outer_len[i], &s->payload_len[i], &s->seq[i], &reason) < 0) {
+		esp_drop(sa[i], b, reason);
+		return -1;
+	}
+	return 0;
+}
+
 static uint16_t decap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
 			    uint16_t n, void *scratch)
 {
 	struct decap_scratch *s = scratch;
 	uint32_t now = esp_clock_seconds();
-	uint16_t passed = 0, ready = 0;
-	enum esgw_drop reason;
+	uint16_t passed = 0;
 
-	/* Check every packet first, then run all their jobs as one burst. */
-	for (uint16_t i = 0; i < n; i++) {
-		/* The next packet's headers and its tail (ICV, trailer), likely
-		 * written by another core: a 64-byte packet's ESP spans two
-		 * lines, and the job would wait for the second one. */
-		if (i + 1 < n) {
-			__builtin_prefetch(buf[i + 1].data);
-			__builtin_prefetch(buf[i + 1].data + buf[i + 1].len - 1);
-		}
-		s->completed[i] = 0;
-		buf[i].drop = ESP_NO_DROP;
-		if (decap_check(sa[i], &buf[i], &s->outer_len[i], &s->payload_len[i], &s->seq[i],
-				&reason) < 0) {
-			esp_drop(sa[i], &buf[i], reason);
-			continue;
-		}
-		s->ready[ready++] = (uint8_t)i;
-	}
-	esp_jobs_burst(mgr, sa, buf, s->ready, ready, decap_fill_job, s, s->completed);
+	esp_jobs_groups(mgr, sa, buf, n, 1, decap_prepare_one, decap_fill_job, s, s->ready,
+			s->completed);
+	/* In packet order, after every job: the window sees the numbers as
+	 * sent. */
 	for (uint16_t i = 0; i < n; i++)
 		if (buf[i].drop == ESP_NO_DROP && decap_verify(sa[i], &buf[i], s, i, now) == 0)
 			passed++;

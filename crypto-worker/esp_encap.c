@@ -16,6 +16,7 @@ struct encap_scratch {
 	uint16_t inner_len[ESP_BURST_MAX];
 	uint8_t completed[ESP_BURST_MAX];
 	uint8_t ready[ESP_BURST_MAX]; /* indices of the packets that have a job */
+	uint32_t now;                 /* esp_clock_seconds() at the chunk's start */
 };
 
 static int is_aead(const struct esp_sa *sa)
@@ -240,28 +241,30 @@ drop:
 	return -1;
 }
 
+/* Frame packet i of a chunk (esp_jobs_prepare_fn). */
+static int encap_prepare_one(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+			     uint16_t i, uint16_t n, void *scratch)
+{
+	struct encap_scratch *s = scratch;
+
+	/* The next packet's inner header and the line its outer headers go
+	 * into, likely last written by another core. */
+	if (i + 1 < n) {
+		__builtin_prefetch(buf[i + 1].data);
+		__builtin_prefetch(buf[i + 1].data - 64, 1);
+	}
+	return encap_prepare(mgr, sa[i], &buf[i], s->now, s->nonce[i], s->aad[i], &s->inner_len[i]);
+}
+
 static uint16_t encap_chunk(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
 			    uint16_t n, void *scratch)
 {
 	struct encap_scratch *s = scratch;
-	uint32_t now = esp_clock_seconds();
-	uint16_t passed = 0, ready = 0;
+	uint16_t passed = 0;
 
-	/* Frame every packet first, then run all their jobs as one burst. */
-	for (uint16_t i = 0; i < n; i++) {
-		/* The next packet's inner header and the line its outer headers
-		 * go into, likely last written by another core. */
-		if (i + 1 < n) {
-			__builtin_prefetch(buf[i + 1].data);
-			__builtin_prefetch(buf[i + 1].data - 64, 1);
-		}
-		s->completed[i] = 0;
-		buf[i].drop = ESP_NO_DROP;
-		if (encap_prepare(mgr, sa[i], &buf[i], now, s->nonce[i], s->aad[i],
-				  &s->inner_len[i]) == 0)
-			s->ready[ready++] = (uint8_t)i;
-	}
-	esp_jobs_burst(mgr, sa, buf, s->ready, ready, encap_fill_job, s, s->completed);
+	s->now = esp_clock_seconds();
+	esp_jobs_groups(mgr, sa, buf, n, 0, encap_prepare_one, encap_fill_job, s, s->ready,
+			s->completed);
 	for (uint16_t i = 0; i < n; i++)
 		if (buf[i].drop == ESP_NO_DROP && encap_finish(sa[i], &buf[i], s, i) == 0)
 			passed++;

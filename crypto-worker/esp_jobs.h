@@ -105,58 +105,118 @@ static inline uint8_t esp_jobs_gcm(IMB_MGR *mgr, const IMB_JOB *job, struct gcm_
 	return 1;
 }
 
-/* The keys of ready[k]'s GCM SA into L1 (esp_sa_prefetch_gcm_l1), unless
- * the packet before it has the same SA (a run of one tunnel asks once). Its
- * length bounds the bytes hashed either way. */
-static inline void esp_jobs_keys_ahead(struct esp_sa *const sa[], const struct esp_buf buf[],
-				       const uint8_t ready[], uint16_t k)
-{
-	const struct esp_sa *s = sa[ready[k]];
-
-	if ((k == 0 || s != sa[ready[k - 1]]) && esp_jobs_direct(s))
-		esp_sa_prefetch_gcm_l1(s, buf[ready[k]].len);
-}
-
 /* The jobs of the n_ready packets listed in ready (indices into sa and buf),
- * filled by fill: GCM's run one by one by the one-call API (esp_jobs_direct),
- * the others as one burst. completed[i] says how each ended. */
+ * filled by fill, as one burst through the job manager: the algorithms
+ * without a one-call API. completed[i] says how each ended. */
 static inline void esp_jobs_burst(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
 				  const uint8_t ready[], uint16_t n_ready, esp_jobs_fill_fn fill,
 				  void *scratch, uint8_t completed[])
 {
 	IMB_JOB *jobs[ESP_BURST_MAX];
+
+	if (n_ready == 0)
+		return;
+	for (uint16_t k = 0; k < n_ready; k++) /* the library runs them as one batch */
+		esp_prefetch_body(&buf[ready[k]]);
+	esp_jobs_get(mgr, n_ready, jobs);
+	for (uint16_t k = 0; k < n_ready; k++)
+		fill(jobs[k], sa[ready[k]], &buf[ready[k]], scratch, ready[k]);
+	esp_jobs_run(mgr, n_ready, jobs, completed);
+}
+
+/* The SA lines packet j of a chunk will read, unless the packet before it
+ * has the same SA (a run of one tunnel asks once): step 1 the SA's hot
+ * line; step 2, once that is there (a group later), the runtime slot's
+ * line and the keys, GCM's into L1 for the bytes the packet will hash. */
+static inline void esp_jobs_ahead(struct esp_sa *const sa[], const struct esp_buf buf[],
+				  unsigned int j, int step, int inbound)
+{
+	const struct esp_sa *s = sa[j];
+
+	if (j > 0 && s == sa[j - 1])
+		return;
+	if (step == 1) {
+		ESP_PREFETCH_L2(s);
+		return;
+	}
+	esp_sa_prefetch_runtime(s->rt, inbound);
+	if (esp_jobs_direct(s))
+		esp_sa_prefetch_gcm_l1(s, inbound ? esp_hashed_in(buf[j].len)
+						  : esp_hashed_out(s, buf[j].len));
+	else if (s->cipher == ESP_CIPHER_AES_CBC)
+		esp_sa_prefetch_cbc_keys(s, inbound);
+}
+
+/* Packet j of the next group: step 2 of its lines, step 1 of those of the
+ * packet a group after it. */
+static inline void esp_jobs_ahead_next(struct esp_sa *const sa[], const struct esp_buf buf[],
+				       unsigned int j, unsigned int n, int inbound)
+{
+	esp_jobs_ahead(sa, buf, j, 2, inbound);
+	if (j + ESP_GROUP < n)
+		esp_jobs_ahead(sa, buf, j + ESP_GROUP, 1, inbound);
+}
+
+/* What readies packet i of a chunk for its job (frames or checks it; it
+ * may read buf[i + 1] to prefetch): 0, or -1 with it dropped. */
+typedef int (*esp_jobs_prepare_fn)(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+				   uint16_t i, uint16_t n, void *scratch);
+
+/* The jobs of a chunk of n packets, a group (ESP_GROUP) at a time: each
+ * packet of the group readied by prepare, then those of GCM SAs ciphered
+ * one by one by the one-call API (esp_jobs_direct) while the next groups'
+ * SA lines are asked for (esp_jobs_ahead); the others' jobs run as one
+ * burst after the last group. ready is scratch for their indices;
+ * completed[i] says how each job ended (0 for a packet prepare dropped).
+ * Inlined with constant functions, so the calls are direct. */
+static inline void esp_jobs_groups(IMB_MGR *mgr, struct esp_sa *const sa[], struct esp_buf buf[],
+				   uint16_t n, int inbound, esp_jobs_prepare_fn prepare,
+				   esp_jobs_fill_fn fill, void *scratch, uint8_t ready[],
+				   uint8_t completed[])
+{
+	const unsigned int group = ESP_GROUP > 0 ? ESP_GROUP : ESP_BURST_MAX;
 	IMB_JOB direct = {0}; /* what a fill leaves alone stays defined */
 	struct gcm_context_data ctx;
-	uint8_t queued[ESP_BURST_MAX];
-	uint16_t n_queued = 0;
-	const unsigned int ahead = ESP_KEYS_AHEAD;
+	uint8_t gcm[ESP_BURST_MAX];
+	uint16_t n_ready = 0;
+	int ciphered = 0;
 
-	for (uint16_t k = 0; k < n_ready && k < ahead; k++)
-		esp_jobs_keys_ahead(sa, buf, ready, k);
-	for (uint16_t k = 0; k < n_ready; k++) {
-		uint8_t i = ready[k];
+	for (unsigned int j = 0; ESP_GROUP > 0 && j < n && j < 2 * ESP_GROUP; j++)
+		esp_jobs_ahead(sa, buf, j, 1, inbound);
+	for (unsigned int j = 0; ESP_GROUP > 0 && j < n && j < ESP_GROUP; j++)
+		esp_jobs_ahead(sa, buf, j, 2, inbound);
+	for (unsigned int first = 0; first < n; first += group) {
+		unsigned int end = n - first < group ? n : first + group;
+		unsigned int next = end, next_end = n - end < group ? n : end + group;
+		uint16_t n_gcm = 0;
 
-		if (esp_jobs_direct(sa[i])) {
-			if (k + 2 < n_ready) /* its body, as this one's is ciphered */
-				esp_prefetch_body(&buf[ready[k + 2]]);
-			if (ahead > 0 && k + ahead < n_ready) /* its keys */
-				esp_jobs_keys_ahead(sa, buf, ready, (uint16_t)(k + ahead));
+		for (uint16_t i = (uint16_t)first; i < end; i++) {
+			completed[i] = 0;
+			buf[i].drop = ESP_NO_DROP;
+			if (prepare(mgr, sa, buf, i, n, scratch) < 0)
+				continue;
+			if (esp_jobs_direct(sa[i]))
+				gcm[n_gcm++] = (uint8_t)i;
+			else
+				ready[n_ready++] = (uint8_t)i;
+		}
+		for (uint16_t k = 0; k < n_gcm; k++) {
+			uint8_t i = gcm[k];
+
+			if (i + 2u < n) /* its body, as this one's is ciphered */
+				esp_prefetch_body(&buf[i + 2]);
+			if (ESP_GROUP > 0 && next < next_end)
+				esp_jobs_ahead_next(sa, buf, next++, n, inbound);
 			fill(&direct, sa[i], &buf[i], scratch, i);
 			completed[i] = esp_jobs_gcm(mgr, &direct, &ctx);
-		} else {
-			queued[n_queued++] = i;
+			ciphered = 1;
 		}
+		while (ESP_GROUP > 0 && next < next_end) /* fewer GCM packets than a group */
+			esp_jobs_ahead_next(sa, buf, next++, n, inbound);
 	}
-	if (n_queued < n_ready) /* the last packet's GHASH state and keystream */
+	if (ciphered) /* the last packet's GHASH state and keystream */
 		explicit_bzero(&ctx, sizeof(ctx));
-	if (n_queued == 0)
-		return;
-	for (uint16_t k = 0; k < n_queued; k++) /* the library runs them as one batch */
-		esp_prefetch_body(&buf[queued[k]]);
-	esp_jobs_get(mgr, n_queued, jobs);
-	for (uint16_t k = 0; k < n_queued; k++)
-		fill(jobs[k], sa[queued[k]], &buf[queued[k]], scratch, queued[k]);
-	esp_jobs_run(mgr, n_queued, jobs, completed);
+	esp_jobs_burst(mgr, sa, buf, ready, n_ready, fill, scratch, completed);
 }
 
 /* The HMAC half of a job. The ICV covers ESP header, IV and ciphertext (RFC

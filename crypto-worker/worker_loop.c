@@ -117,7 +117,7 @@ static void prefetch_packets(struct esp_buf bufs[], uint16_t n, int encrypt)
 	/* At most ESP_PREFETCH_BODIES of bodies ahead: a burst of 1400 B
 	 * packets (45 KB) does not fit the 32 KB L1, so the first bodies
 	 * would be evicted before the cipher reaches them; the GCM loop
-	 * (esp_jobs_burst) prefetches the later ones two packets ahead, the
+	 * (esp_jobs_groups) prefetches the later ones two packets ahead, the
 	 * job path all of its own at once. */
 	for (uint32_t i = 0, bytes = 0; i < n && bytes < ESP_PREFETCH_BODIES; bytes += bufs[i].len, i++)
 		esp_prefetch_body(&bufs[i]);
@@ -299,17 +299,20 @@ static void decrypt_burst(struct crypto_worker *w, struct rte_mbuf *pkts[], stru
 
 /* Whole-burst prefetch of what each packet's SA costs (esp.h): with
  * thousands of SAs round-robin every one is a miss in each of its lines, so
- * ask for them all before the first is needed, in passes whose misses
- * overlap: the packet's first line and the SA pointers and standby marks by
- * slot, then each SA's hot lines and runtime slot; the rest of its key
- * schedule (prefetch_keys) once the burst is sorted, which gives the hot
- * lines, read there for the cipher, time to arrive. */
+ * ask for them before the first is needed, in passes whose misses overlap:
+ * the packet's first line and the SA pointers and standby marks by slot,
+ * then where a decrypted packet may go (egress.c). The SA's own lines (hot
+ * line, runtime slot, key schedule) the ESP core asks for a group of
+ * packets ahead (ESP_GROUP); only a build with ESP_GROUP 0 asks for them
+ * here (esp_sa_prefetch_hot, and esp_sa_prefetch_keys in prefetch_keys
+ * once the burst is sorted, which gives the hot lines time to arrive). */
 static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsigned int n)
 {
 	struct esp_sa *sa[ESGW_BURST];
 
 	for (unsigned int i = 0; i < n; i++) {
-		uint32_t slot = esgw_meta(pkts[i])->sa_slot;
+		const struct esgw_meta *meta = esgw_meta(pkts[i]);
+		uint32_t slot = meta->sa_slot;
 
 		/* The packet's first line too: encrypt_burst reads its length
 		 * before crypto_burst's prefetch_packets. */
@@ -318,6 +321,8 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 			rte_prefetch0(&w->sa[slot]);
 			if (unlikely(w->nb_standby != 0))
 				rte_prefetch0(&w->parking[slot]);
+			if (meta->kind == ESGW_PKT_DECRYPT) /* for prefetch_egress */
+				rte_prefetch0(&w->egress[slot]);
 		}
 	}
 	for (unsigned int i = 0; i < n; i++) {
@@ -334,13 +339,37 @@ static void prefetch_sas(struct crypto_worker *w, struct rte_mbuf *pkts[], unsig
 		if (sa[i] == NULL || (i > 0 && sa[i] == sa[i - 1]))
 			continue;
 		esp_sa_prefetch_hot(sa[i], &w->dp.shared->sa[slot], meta->kind == ESGW_PKT_DECRYPT);
-		/* Where its decrypted packets may go (egress.c): which way is
-		 * known once decrypted, so both, and worker_egress's line. */
-		if (meta->kind == ESGW_PKT_DECRYPT) {
-			for (uint32_t way = 0; way < ESGW_EGRESS_WAYS; way++)
+	}
+}
+
+/* Where the burst's decrypted packets may go (egress.c), once the worker's
+ * own state of their SAs (prefetch_sas) is there: which way of the SA's
+ * entries a packet takes is known only once it is decrypted, so the ways
+ * the SA went direct by since its last routed packet (an SA's packets are
+ * mostly between the same two addresses: one line, not both), or both
+ * while it has none. Before the ESP core, whose work their misses overlap;
+ * one pass of at most a line a packet, where both ways of every packet
+ * before the core's own prefetches left it waiting for miss buffers (half
+ * of esp_decap_burst's samples in the chain with 10,000 tunnels). */
+static void prefetch_egress(struct crypto_worker *w, struct rte_mbuf *const pkts[], unsigned int n)
+{
+	uint32_t last = UINT32_MAX;
+
+	for (unsigned int i = 0; i < n; i++) {
+		uint32_t slot = esgw_meta(pkts[i])->sa_slot, asked = 0;
+		const struct worker_egress *st;
+
+		if (slot == last || slot >= w->dp.max_sas)
+			continue;
+		last = slot;
+		st = &w->egress[slot];
+		for (uint32_t way = 0; way < ESGW_EGRESS_WAYS; way++)
+			if (st->ok_seq[way] != 0) {
 				rte_prefetch0(esgw_egress_at(w->dp.shared, slot, way));
-			rte_prefetch0(&w->egress[slot]);
-		}
+				asked++;
+			}
+		for (uint32_t way = 0; asked == 0 && way < ESGW_EGRESS_WAYS; way++)
+			rte_prefetch0(esgw_egress_at(w->dp.shared, slot, way));
 	}
 }
 
@@ -351,8 +380,9 @@ static void prefetch_keys(struct esp_sa *const sa[], struct rte_mbuf *const pkts
 			unsigned int len = rte_pktmbuf_data_len(pkts[i]);
 			int inbound = esgw_meta(pkts[i])->kind == ESGW_PKT_DECRYPT;
 
-			esp_sa_prefetch_keys(sa[i], inbound ? esp_hashed_in(len) : esp_hashed_out(len),
-					     inbound);
+			esp_sa_prefetch_keys(
+				sa[i], inbound ? esp_hashed_in(len) : esp_hashed_out(sa[i], len),
+				inbound);
 		}
 }
 
@@ -405,8 +435,10 @@ void crypto_worker_process(struct crypto_worker *w, struct rte_mbuf *pkts[], uns
 	}
 	if (n_enc)
 		prefetch_keys(enc_sa, enc, n_enc);
-	if (n_dec)
+	if (n_dec) {
 		prefetch_keys(dec_sa, dec, n_dec);
+		prefetch_egress(w, dec, n_dec);
+	}
 	if (n_enc) {
 		uint64_t begin = rte_rdtsc();
 
