@@ -230,11 +230,11 @@ extern unsigned int esp_ghash_h1, esp_ghash_powers;
  * Groups, not each packet framed and ciphered in turn: alternating the
  * framing code with the cipher's cost 20 cycles a packet with one SA
  * (GCM-128, 64 B). Measured with bench/esp-core --sas (GCM-128 encrypt,
- * cycles per packet, 3-5 interleaved runs each; before: the whole-burst
+ * cycles per packet, 3 interleaved runs each; before: the whole-burst
  * passes and the GCM keys 8 packets ahead in the cipher loop): 100,000 SAs
- * 64 B 101-108 against 125-139, 1400 B 276-287 against 290-310; one SA 64 B
- * 90-100 against 87-92, 1400 B 220-235 against 213-230 (4: 92-97 and
- * 221-232; 16: worse with 100,000 SAs). A build may set it (-Dc_args=
+ * 64 B 104-115 against 122-132, 1400 B 269-270 against 288-300; one SA 64 B
+ * 94-105 against 88-91, 1400 B 222-225 against 212-221 (groups of 4 and 16:
+ * bench/RESULTS-scale.md). A build may set it (-Dc_args=
  * -DESP_GROUP=N; 0: the whole chunk one group, its lines asked for by the
  * worker's whole-burst passes). */
 #ifndef ESP_GROUP
