@@ -286,16 +286,17 @@ static inline void esp_sa_prefetch_hot(const struct esp_sa *sa, const struct esg
 	ESP_PREFETCH_L2(sa);
 }
 
-/* Upper bounds of the bytes an ICV covers: of an outbound packet of len
- * bytes of sa (it gains a trailer and padding to the SA's block: 4 bytes
- * for GCM, so a 64-byte frame's 46-byte packet hashes 3 blocks, one line
- * of hash keys, where a bound of 15 bytes of padding asked for a second
- * line every packet), of an inbound one (it has around them at least an
- * outer IPv4 header, the ESP header and the IV and ICV of GCM, the
- * algorithm whose keys depend on the length). */
+/* The bytes an ICV covers: of an outbound packet of len bytes of sa, the
+ * payload it becomes (a trailer, then padding to the SA's block, a power
+ * of two: 4 bytes for GCM, so a 64-byte frame's 46-byte packet hashes 48
+ * bytes, 3 blocks, one line of hash keys, where a bound of 15 bytes of
+ * padding asked for a second line every packet); an upper bound of an
+ * inbound one's (it has around them at least an outer IPv4 header, the
+ * ESP header and the IV and ICV of GCM, the algorithm whose keys depend on
+ * the length). */
 static inline unsigned int esp_hashed_out(const struct esp_sa *sa, unsigned int len)
 {
-	return len + ESP_TRAILER_LEN + sa->block_len - 1u;
+	return (len + ESP_TRAILER_LEN + sa->block_len - 1u) & ~(sa->block_len - 1u);
 }
 
 static inline unsigned int esp_hashed_in(unsigned int len)
@@ -312,8 +313,6 @@ static inline void esp_prefetch_l2_bytes(const void *p, unsigned int len)
 		ESP_PREFETCH_L2((const void *)line);
 }
 
-/* hashed: esp_hashed_out or esp_hashed_in of the packet (fewer bytes only
- * ask for fewer lines). */
 /* A CBC SA's round keys of the direction, its IV key (outbound) and HMAC
  * states. */
 static inline void esp_sa_prefetch_cbc_keys(const struct esp_sa *sa, int inbound)
@@ -326,6 +325,8 @@ static inline void esp_sa_prefetch_cbc_keys(const struct esp_sa *sa, int inbound
 	ESP_PREFETCH_L2(sa->opad_hash);
 }
 
+/* hashed: esp_hashed_out or esp_hashed_in of the packet (fewer bytes only
+ * ask for fewer lines). */
 static inline void esp_sa_prefetch_keys(const struct esp_sa *sa, unsigned int hashed, int inbound)
 {
 	if (ESP_GROUP > 0)

@@ -10,8 +10,10 @@
  * corpus (gen_corpus.py, scapy) holds packets that decrypt.
  *
  * Besides the sanitizers' checks it asserts what must hold for any input:
- * a passed packet is an IPv4 packet inside the buffer and is then a replay;
- * a dropped one has a reason and was counted once. */
+ * a passed packet is an IPv4 packet inside the buffer and is then a replay,
+ * also in a burst of copies over two SAs, which the ESP core takes a group
+ * at a time (ESP_GROUP), asking for the next groups' SA lines; a dropped
+ * one has a reason and was counted once. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #define HEADROOM 128
 #define BUF_SIZE 2048
 #define PREFIX 9
+#define COPIES 20 /* more than two groups of ESP_GROUP */
 
 static IMB_MGR *mgr;
 
@@ -53,6 +56,47 @@ static void set_buf(struct esp_buf *b, uint8_t *mem, const uint8_t *data, size_t
 	b->drop = ESP_NO_DROP;
 }
 
+static struct esp_sa *sa_new(const struct esp_sa_params *p)
+{
+	struct esp_sa *sa = esp_sa_alloc();
+	char err[128];
+
+	if (sa == NULL || esp_sa_init(mgr, sa, p, err, sizeof(err)) < 0) {
+		fprintf(stderr, "esp_sa_init: %s\n", err);
+		abort();
+	}
+	return sa;
+}
+
+/* COPIES of the packet in one burst, every other one for a second SA of
+ * another SPI (with its own runtime slot): after the first tries none may
+ * pass, the first SA's as replays or refused again, the second's as no_sa
+ * (or malformed). */
+static void copies_over_two_sas(struct esp_sa *sa, struct esp_sa_params p, const uint8_t *pkt,
+				size_t len)
+{
+	static uint8_t mem[COPIES][BUF_SIZE] __attribute__((aligned(64)));
+	static struct esgw_sa_runtime rt2 __attribute__((aligned(64)));
+	struct esp_sa *sas[COPIES], *other;
+	struct esp_buf bufs[COPIES];
+
+	memset(&rt2, 0, sizeof(rt2));
+	replay_init(&rt2.replay, 64);
+	p.spi = p.spi == UINT32_MAX ? 1 : p.spi + 1;
+	p.rt = &rt2;
+	other = sa_new(&p);
+	for (int i = 0; i < COPIES; i++) {
+		set_buf(&bufs[i], mem[i], pkt, len);
+		sas[i] = i % 2 ? other : sa;
+	}
+	require(esp_decap_burst(mgr, sas, bufs, COPIES) == 0,
+		"a copy passed in a burst over two SAs");
+	require(counted_drops(&rt2) == COPIES / 2, "the other SA's copies, one drop each");
+	for (int i = 0; i < COPIES; i++)
+		require(bufs[i].drop < ESGW_DROP_MAX, "a named drop reason");
+	esp_sa_free(other);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static uint8_t mem[2][BUF_SIZE] __attribute__((aligned(64)));
@@ -62,7 +106,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct esp_sa *sa, *sas[2];
 	struct esp_buf bufs[2];
 	uint64_t top = 0;
-	char err[128];
 	uint16_t passed;
 
 	if (mgr == NULL) {
@@ -96,11 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.salt = vec_salt;
 	p.salt_len = vec_keys[info->alg].salt_len;
 	p.rt = &rt;
-	sa = esp_sa_alloc();
-	if (sa == NULL || esp_sa_init(mgr, sa, &p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "esp_sa_init: %s\n", err);
-		abort();
-	}
+	sa = sa_new(&p);
 
 	set_buf(&bufs[0], mem[0], data + PREFIX, size - PREFIX);
 	sas[0] = sa;
@@ -124,6 +163,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	sas[1] = sa;
 	passed = esp_decap_burst(mgr, sas, bufs, 2);
 	require(passed == 0, "a replay or a refused packet passed on a second try");
+	copies_over_two_sas(sa, p, data + PREFIX, size - PREFIX);
 	esp_sa_free(sa);
 	return 0;
 }
