@@ -199,12 +199,37 @@ static inline int esp_lifetime_due(const struct esp_sa *sa, uint32_t now)
  * two packets ahead. */
 #define ESP_PREFETCH_BODIES (12 * 1024)
 
+/* For writing, every line of the bytes from from up to to (from may be
+ * mid-line). */
+static inline void esp_prefetch_write(const uint8_t *from, const uint8_t *to)
+{
+	for (uintptr_t line = (uintptr_t)from & ~(uintptr_t)63; line < (uintptr_t)to; line += 64)
+		rte_prefetch0_write((const void *)line);
+}
+
 /* The body of b past its first two lines (which are prefetched on their
- * own), for writing: the cipher works in place. */
+ * own), for writing: the cipher works in place. The lines are the
+ * buffer's, not 64-byte steps from data, which is mid-line (after an
+ * Ethernet header): steps missed the last line of one packet in four. */
 static inline void esp_prefetch_body(const struct esp_buf *b)
 {
-	for (unsigned int o = 2 * RTE_CACHE_LINE_SIZE; o < b->len; o += RTE_CACHE_LINE_SIZE)
-		rte_prefetch0_write(b->data + o);
+	esp_prefetch_write(b->data + 2 * RTE_CACHE_LINE_SIZE, b->data + b->len);
+}
+
+/* The most bytes encapsulation writes past the plaintext: padding to a
+ * block of up to 16 bytes, the trailer and the longest ICV. */
+#define ESP_TAIL_MAX (15 + ESP_TRAILER_LEN + ESP_ALG_ICV_MAX)
+
+/* For writing, the lines encapsulation adds past the plaintext of b (the
+ * trailer, padding and ICV), up to ESP_TAIL_MAX bytes, without reading the
+ * SA (with thousands of tunnels its line is not there yet): one or two
+ * lines. The buffers come from a pool cycled through deep rings, so these
+ * lines were last written long ago and no longer cached: the ICV's store
+ * missed in every 64-byte packet, whose tag falls past the plaintext's
+ * line. */
+static inline void esp_prefetch_tail(const struct esp_buf *b)
+{
+	esp_prefetch_write(b->data + b->len, b->data + b->len + ESP_TAIL_MAX);
 }
 
 /* Where the GCM code intel-ipsec-mb runs in this process keeps the hash keys
