@@ -751,7 +751,9 @@ NOTES = """## How to read it
   preempted process is not charged), so it projects to a machine with a core per
   process; it includes polling that found nothing (ipsec-secgw never sleeps).
   **Context switches per 1,000 packets**: voluntary (the process slept, e.g. on a
-  doorbell) plus nonvoluntary (it was preempted), summed over its threads.
+  doorbell) plus nonvoluntary (it was preempted), summed over its threads. What
+  each costs on this machine is in the settings line (`bench/cpu-switch`: a
+  process hands its CPU to another with a futex wake and a sleep, as esgw's do).
 - **Per-stage cycles** (esgw only): from `esgwctl --json show dataplane` around each of
   a few more trials at full speed (the settings line's stage_trials), of which the one
   with the median delivered rate is shown (every trial's rate in brackets); TSC cycles
