@@ -19,14 +19,6 @@ static uint32_t ring_words(uint32_t size)
 	return words <= REPLAY_WORDS ? words : need;
 }
 
-/* The ring slot of bitmap word n (sequence number >> 6). */
-static inline uint64_t ring_slot(const struct replay_window *w, uint64_t n)
-{
-	if (__builtin_expect((w->words & (w->words - 1)) == 0, 1))
-		return n & (w->words - 1);
-	return n % w->words; /* REPLAY_WINDOW_MAX only */
-}
-
 void replay_init(struct replay_window *w, uint32_t size)
 {
 	if (size < 64)
@@ -37,38 +29,6 @@ void replay_init(struct replay_window *w, uint32_t size)
 	memset(w, 0, sizeof(*w));
 	w->size = size;
 	w->words = ring_words(size);
-}
-
-bool replay_check(const struct replay_window *w, uint64_t seq)
-{
-	uint64_t word;
-
-	if (seq == 0)
-		return false; /* sequence numbers start at 1 (RFC 4303 3.3.3) */
-	if (seq > w->top)
-		return true; /* ahead of the window: new */
-	if (w->top - seq >= w->size)
-		return false; /* behind the window: too old */
-	word = ring_slot(w, seq >> 6);
-	return (w->bitmap[word] & (1ull << (seq & 63))) == 0;
-}
-
-void replay_update(struct replay_window *w, uint64_t seq)
-{
-	uint64_t word = ring_slot(w, seq >> 6);
-
-	if (seq > w->top) {
-		uint64_t top_word = w->top >> 6, new_word = seq >> 6;
-		uint64_t diff = new_word - top_word;
-
-		/* Clear the words the window slides onto; all of them if it jumps far. */
-		if (diff > w->words)
-			diff = w->words;
-		for (uint64_t i = 1; i <= diff; i++)
-			w->bitmap[ring_slot(w, top_word + i)] = 0;
-		w->top = seq;
-	}
-	w->bitmap[word] |= 1ull << (seq & 63);
 }
 
 uint64_t replay_esn_infer(const struct replay_window *w, uint32_t seq_lo)

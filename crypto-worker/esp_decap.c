@@ -23,20 +23,42 @@ struct decap_scratch {
 };
 
 /* Constant time, so that the time to reject a forged ICV says nothing about
- * how many of its bytes were right. */
+ * how many of its bytes were right. Eight bytes at a time, then four: every
+ * ICV length (12, 16, 32) is a multiple of 4; the GCM and HMAC-SHA1-96
+ * lengths, the usual ones, unrolled (the loop cost a few cycles a packet). */
+static inline uint64_t icv_diff8(const uint8_t *a, const uint8_t *b)
+{
+	uint64_t x, y;
+
+	memcpy(&x, a, 8);
+	memcpy(&y, b, 8);
+	return x ^ y;
+}
+
+static inline uint64_t icv_diff4(const uint8_t *a, const uint8_t *b)
+{
+	uint32_t x, y;
+
+	memcpy(&x, a, 4);
+	memcpy(&y, b, 4);
+	return x ^ y;
+}
+
 static int icv_equal(const uint8_t *a, const uint8_t *b, unsigned int len)
 {
-	uint32_t diff = 0, x, y;
+	uint64_t diff = 0;
 	unsigned int i = 0;
 
-	/* Four bytes at a time: every ICV length (12, 16, 32) is a multiple of 4. */
-	for (; i + 4 <= len; i += 4) {
-		memcpy(&x, a + i, 4);
-		memcpy(&y, b + i, 4);
-		diff |= x ^ y;
-	}
+	if (len == 16)
+		return (icv_diff8(a, b) | icv_diff8(a + 8, b + 8)) == 0;
+	if (len == 12)
+		return (icv_diff8(a, b) | icv_diff4(a + 8, b + 8)) == 0;
+	for (; i + 8 <= len; i += 8)
+		diff |= icv_diff8(a + i, b + i);
+	for (; i + 4 <= len; i += 4)
+		diff |= icv_diff4(a + i, b + i);
 	for (; i < len; i++)
-		diff |= (uint32_t)(a[i] ^ b[i]);
+		diff |= (uint64_t)(a[i] ^ b[i]);
 	return diff == 0;
 }
 
