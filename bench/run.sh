@@ -294,13 +294,13 @@ say "host setup and build"
 ESGW_HUGEPAGES=${ESGW_HUGEPAGES:-2048} "$top/deploy/setup-host.sh"
 [ -f "$build/build.ninja" ] || meson setup "$build" "$top" >/dev/null
 targets="rxtx/esgw-rxtx router/esgw-router crypto-worker/esgw-crypto ctl/esgw-ctld ctl/esgwctl
-	bench/esgw-bench bench/imb-raw bench/esp-core bench/cpu-pingpong bench/cpu-switch"
+	bench/esgw-bench bench/imb-raw bench/esp-core bench/cpu-pingpong bench/cpu-switch bench/mem-lines"
 rm -rf "$run"
 mkdir -p "$run/bin"
 ninja -C "$build" $targets >"$run/build.log" 2>&1 ||
 	{ tail -n 30 "$run/build.log" >&2; die "build failed: ninja -C $build"; }
 for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-raw esp-core \
-	cpu-pingpong cpu-switch; do
+	cpu-pingpong cpu-switch mem-lines; do
 	exe=$(ls "$build"/*/"$role" 2>/dev/null | head -n 1 || true)
 	[ -n "$exe" ] || die "$role not built in $build"
 	ln -sf "$exe" "$run/bin/$role"
@@ -328,6 +328,19 @@ switch_cost() {
 }
 cpu_switch=$(switch_cost)
 echo "a process hands CPU $GW_CPU to another: $cpu_switch"
+# What a line of state costs CPU $GW_CPU once it has left the cache (a 64 MiB
+# working set), alone and with 32 misses in flight: what setting S's
+# tunnels pay a line (bench/RESULTS-scale.md), which moves with the host.
+line_cost() {
+	local r
+	r=$(taskset -c "$GW_CPU" "$run/bin/mem-lines" --mb 64 --inflight 1,32 --seconds 0.2 \
+		2>/dev/null) || { echo "n/a"; return 0; }
+	awk 'NR > 1 { ns[$2] = $4 } END {
+		if (ns[1] == "" || ns[32] == "") print "n/a"
+		else printf "%.0f ns alone, %.1f ns with 32 in flight\n", ns[1], ns[32] }' <<<"$r"
+}
+mem_line=$(line_cost)
+echo "a line of a 64 MiB set on CPU $GW_CPU: $mem_line"
 esgwctl() { local gw=$1; shift; "$run/bin/esgwctl" --socket "$run/$gw/ctl.sock" "$@"; }
 RUNS=$run/runs.jsonl # one line per measured run, for report.py
 : >"$RUNS"
@@ -1013,7 +1026,7 @@ results_args=()
 	--two-workers "${two_worker_args[@]}" --scale "${scale_args[@]}" --scale-idle "${scale_idle_args[@]}" "${idle_args[@]}" "${esp_core_args[@]}" \
 	"${poll_args[@]}" "${veth_args[@]}" "${profile_args[@]}" \
 	--command "$cmdline" --machine "$machine" --note "$NOTE" \
-	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trials=${STAGE_TRIALS}x$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each; (S): $SCALE_TUNNELS tunnels, $SCALE_PAIRS pairs; a cache line CPU 0 -> 1 -> 0 (bench/cpu-pingpong): $pingpong_before at the start, $pingpong_after at the end; a process hands CPU $GW_CPU to another, futex wake, sleep and context switch (bench/cpu-switch): $cpu_switch" \
+	--settings "settings=$SETTINGS pairs=$PAIRS trial=$TRIAL steps=$STEPS stage_trials=${STAGE_TRIALS}x$STAGE_TRIAL memif_ring=2^$MEMIF_RING gen_cpu=$GEN_CPU; (A): gateway on CPU $GW_CPU; (B): esgw gw1: $PLACE_gw1; gw2: $PLACE_gw2; secgw sgw1 on CPU $CPU_sgw1, sgw2 on CPU $CPU_sgw2; (C): $LAT_SIZE B, $LAT_RATES packets/s, $LAT_DURATION s each; (S): $SCALE_TUNNELS tunnels, $SCALE_PAIRS pairs; a cache line CPU 0 -> 1 -> 0 (bench/cpu-pingpong): $pingpong_before at the start, $pingpong_after at the end; a process hands CPU $GW_CPU to another, futex wake, sleep and context switch (bench/cpu-switch): $cpu_switch; a line of a 64 MiB set on CPU $GW_CPU (bench/mem-lines): $mem_line" \
 	"${results_args[@]}"
 [ "$WRITE_RESULTS" -eq 1 ] && echo "written: $OUT"
 echo "bench/run.sh: run time $elapsed s"

@@ -37,9 +37,12 @@ def test_bench_smoke():
     assert re.search(r"gwA\.rxtx [0-9]+ / [0-9.]+", out), out[-3000:]
     assert re.search(r"sgwA [0-9]+ / [0-9.]+", out), out[-3000:]
     assert "## Issue 15 targets" in out
-    # The machine's cost of a context switch, to read the switches by.
+    # The machine's cost of a context switch, to read the switches by, and of
+    # a line that has left the cache, which setting S's tunnels pay.
     assert re.search(r"^a process hands CPU [0-9]+ to another: [0-9]+ ns \([0-9]+-[0-9]+\)$", out,
                      re.M), out[:3000]
+    assert re.search(r"^a line of a 64 MiB set on CPU [0-9]+: [0-9]+ ns alone, [0-9.]+ ns with 32 in "
+                     r"flight$", out, re.M), out[:3000]
     # (S) the chain with 1 and 100 tunnels, as ratios to the 1-tunnel figure
     # (then the pairs' own ratios in brackets). A ratio is n/a where the
     # 1-tunnel figure is 0 (a short smoke search may find none).
