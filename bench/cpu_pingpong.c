@@ -15,22 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#define SAMPLES_MAX 1000
-#define SAMPLE_S 0.02
+#include "samples.h"
+
 #define HANDS_PER_CHECK 256 /* round trips between two clock reads */
 
 static _Alignas(64) _Atomic uint64_t line;
 static _Atomic int done;
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 /* The far side (started on its CPU): every odd value back as the next
  * even one. */
@@ -48,17 +39,22 @@ static void *echo(void *arg)
 	return NULL;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* HANDS_PER_CHECK round trips; *arg is the last value handed back. */
+static long round_trips(void *arg)
 {
-	double x = *(const double *)a, y = *(const double *)b;
+	uint64_t *v = arg;
 
-	return (x > y) - (x < y);
+	for (int k = 0; k < HANDS_PER_CHECK; k++, *v += 2) {
+		atomic_store_explicit(&line, *v + 1, memory_order_release);
+		while (atomic_load_explicit(&line, memory_order_acquire) != *v + 2)
+			;
+	}
+	return HANDS_PER_CHECK;
 }
 
 int main(int argc, char **argv)
 {
-	static double ns[SAMPLES_MAX];
-	int here, there, n;
+	int here, there;
 	double seconds;
 	uint64_t v = 0;
 	pthread_attr_t attr;
@@ -85,26 +81,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	pthread_attr_destroy(&attr);
-	n = (int)(seconds / SAMPLE_S);
-	n = n < 1 ? 1 : n > SAMPLES_MAX ? SAMPLES_MAX : n;
-	for (int s = 0; s < n; s++) {
-		double begin = now_s(), end;
-		long trips = 0;
-
-		do {
-			for (int k = 0; k < HANDS_PER_CHECK; k++, v += 2) {
-				atomic_store_explicit(&line, v + 1, memory_order_release);
-				while (atomic_load_explicit(&line, memory_order_acquire) != v + 2)
-					;
-			}
-			trips += HANDS_PER_CHECK;
-			end = now_s();
-		} while (end - begin < SAMPLE_S);
-		ns[s] = (end - begin) / (double)trips * 1e9;
-	}
+	samples_print_ns(seconds, round_trips, &v);
 	atomic_store(&done, 1);
 	pthread_join(t, NULL);
-	qsort(ns, (size_t)n, sizeof(ns[0]), cmp_double);
-	printf("%.0f %.0f %.0f\n", ns[n / 2], ns[0], ns[n - 1]);
 	return 0;
 }

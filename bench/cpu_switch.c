@@ -19,22 +19,13 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
-#define SAMPLES_MAX 1000
-#define SAMPLE_S 0.02
+#include "samples.h"
+
 #define TRIPS_PER_CHECK 64
 
 enum { IDLE = 0, PARENT_GAVE = 1, CHILD_GAVE = 2, STOP = 3 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void futex_wait(uint32_t *w, uint32_t value)
 {
@@ -59,11 +50,13 @@ static uint32_t hand_over(uint32_t *w, uint32_t give)
 	return v;
 }
 
-static int cmp_double(const void *a, const void *b)
+/* TRIPS_PER_CHECK round trips through the shared word arg: twice as many
+ * hand-overs. */
+static long round_trips(void *arg)
 {
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
+	for (int k = 0; k < TRIPS_PER_CHECK; k++)
+		hand_over(arg, PARENT_GAVE);
+	return 2 * TRIPS_PER_CHECK; /* there and back */
 }
 
 static int pin(int cpu)
@@ -77,10 +70,9 @@ static int pin(int cpu)
 
 int main(int argc, char **argv)
 {
-	static double ns[SAMPLES_MAX];
 	uint32_t *w;
 	double seconds;
-	int cpu, n, status;
+	int cpu, status;
 	pid_t child;
 
 	if (argc != 3 || (cpu = atoi(argv[1])) < 0 || (seconds = atof(argv[2])) <= 0) {
@@ -111,24 +103,9 @@ int main(int argc, char **argv)
 			v = hand_over(w, CHILD_GAVE);
 		_exit(0);
 	}
-	n = (int)(seconds / SAMPLE_S);
-	n = n < 1 ? 1 : n > SAMPLES_MAX ? SAMPLES_MAX : n;
-	for (int s = 0; s < n; s++) {
-		double begin = now_s(), end;
-		long hands = 0;
-
-		do {
-			for (int k = 0; k < TRIPS_PER_CHECK; k++)
-				hand_over(w, PARENT_GAVE);
-			hands += 2 * TRIPS_PER_CHECK; /* there and back */
-			end = now_s();
-		} while (end - begin < SAMPLE_S);
-		ns[s] = (end - begin) / (double)hands * 1e9;
-	}
+	samples_print_ns(seconds, round_trips, w);
 	__atomic_store_n(w, STOP, __ATOMIC_RELEASE);
 	futex_wake(w);
 	waitpid(child, &status, 0);
-	qsort(ns, (size_t)n, sizeof(ns[0]), cmp_double);
-	printf("%.0f %.0f %.0f\n", ns[n / 2], ns[0], ns[n - 1]);
 	return 0;
 }

@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <x86intrin.h>
+
+#include "samples.h"
 
 #define LINE 64
 #define WALKERS_MAX 64
@@ -28,14 +29,6 @@ struct line {
 	uint32_t next; /* index of the next line of the cycle */
 	uint8_t pad[LINE - sizeof(uint32_t)];
 };
-
-static double now_s(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 
@@ -92,7 +85,7 @@ static uint64_t walk(const struct line *mem, const uint32_t *order, uint32_t n, 
 
 	for (int j = 0; j < k; j++)
 		at[j] = order[(uint64_t)n * (uint64_t)j / (uint64_t)k];
-	start = now_s();
+	start = samples_now_s();
 	deadline = start + seconds;
 	tsc = __rdtsc();
 	do {
@@ -100,7 +93,7 @@ static uint64_t walk(const struct line *mem, const uint32_t *order, uint32_t n, 
 			for (int j = 0; j < k; j++)
 				at[j] = mem[at[j]].next;
 		steps += STEPS_PER_CHECK;
-	} while ((t = now_s()) < deadline);
+	} while ((t = samples_now_s()) < deadline);
 	*cycles = __rdtsc() - tsc;
 	*ns = (t - start) * 1e9;
 	/* Keep the walk: a result nothing reads would be optimised away. */

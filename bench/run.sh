@@ -307,26 +307,23 @@ for role in esgw-ctld esgw-rxtx esgw-router esgw-crypto esgwctl esgw-bench imb-r
 done
 secgw_build
 echo "ipsec-secgw: $SECGW_BIN"
-# A cache line from CPU 0 to CPU 1 and back, median (min-max) ns over a
-# second: where the host has put the two vCPUs, at the start and the end.
-pingpong() {
+# A tool's "median min max" ns (bench/samples.c) as "median ns (min-max)",
+# or n/a if it failed.
+median_ns() { # command...
 	local r med lo hi
-	r=$("$run/bin/cpu-pingpong" 0 1 1 2>/dev/null) || { echo "n/a"; return 0; }
+	r=$("$@" 2>/dev/null) || { echo "n/a"; return 0; }
 	read -r med lo hi <<<"$r"
 	echo "$med ns ($lo-$hi)"
 }
+# A cache line from CPU 0 to CPU 1 and back, over a second: where the host
+# has put the two vCPUs, at the start and the end.
+pingpong() { median_ns "$run/bin/cpu-pingpong" 0 1 1; }
 pingpong_before=$(pingpong)
 echo "CPU 0 -> 1 -> 0 cache-line round trip: $pingpong_before"
 # Handing CPU $GW_CPU from one process to another (a futex wake, a sleep, a
-# context switch), median (min-max) ns over a second: what each of the
-# context switches per 1,000 packets below costs.
-switch_cost() {
-	local r med lo hi
-	r=$("$run/bin/cpu-switch" "$GW_CPU" 1 2>/dev/null) || { echo "n/a"; return 0; }
-	read -r med lo hi <<<"$r"
-	echo "$med ns ($lo-$hi)"
-}
-cpu_switch=$(switch_cost)
+# context switch), over a second: what each of the context switches per
+# 1,000 packets below costs.
+cpu_switch=$(median_ns "$run/bin/cpu-switch" "$GW_CPU" 1)
 echo "a process hands CPU $GW_CPU to another: $cpu_switch"
 # What a line of state costs CPU $GW_CPU once it has left the cache (a 64 MiB
 # working set), alone and with 32 misses in flight: what setting S's
