@@ -23,11 +23,10 @@ struct replay_window {
 
 /* size is rounded up to a multiple of 64 and clamped to 64..REPLAY_WINDOW_MAX. */
 void replay_init(struct replay_window *w, uint32_t size);
-/* Inline: the crypto worker checks every packet twice (before decrypting,
- * and again in packet order after) and updates once; as calls the three
- * cost a few cycles of a 64-byte packet's ~100. */
-
-/* The ring slot of bitmap word n (sequence number >> 6). */
+/* The ring slot of bitmap word n (sequence number >> 6). This and the two
+ * below are inline: the crypto worker checks every packet twice (before
+ * decrypting, and again in packet order after) and updates once; as calls
+ * they cost a few cycles of a 64-byte packet's ~100. */
 static inline uint64_t replay_ring_slot(const struct replay_window *w, uint64_t n)
 {
 	if (__builtin_expect((w->words & (w->words - 1)) == 0, 1))
