@@ -137,6 +137,11 @@ static inline int esgw_dp_recent(const struct esgw_dp *dp)
  * short sleeps of a flow with a 1 us timer slack, so they end on time. */
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg);
+/* The same in ppoll() on pfd[0..n) (esgw_doorbell_wait_fds: pfd[0] the
+ * doorbell FIFO, db->fifo set) for a process that also waits on descriptors
+ * of its own. */
+void esgw_dp_idle_fds(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
+		      int (*has_work)(void *arg), void *arg, struct pollfd *pfd, unsigned int n);
 
 /* Memory for a stats reply, freed after the reply is sent. Zeroed. */
 void *esgw_dp_stats_alloc(struct esgw_dp *dp, size_t size);

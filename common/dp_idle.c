@@ -41,6 +41,14 @@ static void timer_slack_for(unsigned int timeout_us)
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg)
 {
+	esgw_dp_idle_fds(dp, db, timeout_us, has_work, arg, NULL, 0);
+}
+
+void esgw_dp_idle_fds(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
+		      int (*has_work)(void *arg), void *arg, struct pollfd *pfd, unsigned int n)
+{
+	int slept;
+
 	esgw_doorbells_ring(&dp->bells); /* owed by anything outside a round */
 	esgw_dp_ctl_poll(dp);
 	esgw_doorbells_ring(&dp->bells);
@@ -52,5 +60,9 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 	dp->db = db;
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;
-	dp->cycles.sleeps += (uint64_t)esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
+	if (n != 0)
+		slept = esgw_doorbell_wait_fds(db, timeout_us, idle_has_work, dp, pfd, n);
+	else
+		slept = esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
+	dp->cycles.sleeps += (uint64_t)slept;
 }

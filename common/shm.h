@@ -6,6 +6,7 @@
 #ifndef ESGW_SHM_H
 #define ESGW_SHM_H
 
+#include <poll.h>
 #include <stdint.h>
 
 #include <rte_ether.h>
@@ -98,6 +99,12 @@ struct esgw_doorbell {
 	volatile uint32_t seq;
 	volatile uint32_t sleeping;
 	volatile int32_t cpu; /* where the consumer went to sleep (esgw_doorbells_round) */
+	/* Set by a consumer that sleeps in ppoll() on file descriptors of its
+	 * own as well (rxtx: its ports) instead of on the futex: a producer
+	 * writes a byte into the instance's doorbell FIFO (ESGW_BELL_FIFO in
+	 * DPDK's runtime directory of the --file-prefix) instead of a futex
+	 * wake. One such consumer per instance. */
+	volatile uint32_t fifo;
 } __rte_cache_aligned;
 
 /* A ring's producer waits for room in it (backpressure.h): raised by the
@@ -387,5 +394,17 @@ void esgw_doorbells_round(struct esgw_bells *b, unsigned int n, uint64_t now);
  * whether it waited. */
 int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
 		       int (*has_work)(void *arg), void *arg);
+
+/* The FIFO doorbell (esgw_doorbell.fifo), in DPDK's runtime directory. */
+#define ESGW_BELL_FIFO "esgw.bell"
+/* Consumer side: create (or reuse) the FIFO and open it; returns its file
+ * descriptor, or -1 with a message logged. The caller then sets db->fifo. */
+int esgw_doorbell_fifo_create(void);
+/* Consumer side, with db->fifo set: sleep as esgw_doorbell_wait, in ppoll() on
+ * pfd[0..n), where pfd[0] is the FIFO (emptied here when it woke us); the
+ * caller reads the other entries' revents. */
+int esgw_doorbell_wait_fds(struct esgw_doorbell *db, unsigned int timeout_us,
+			   int (*has_work)(void *arg), void *arg, struct pollfd *pfd,
+			   unsigned int n);
 
 #endif

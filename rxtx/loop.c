@@ -211,8 +211,6 @@ static int tx_pending(void *arg)
 	if (rx->dp.shared->room_router_in.wanted &&
 	    rte_ring_count(rx->router_in) < ESGW_RING_IN_HIGH)
 		return 1;
-	if (!rx->paused && rxtx_port_watch_ready(rx))
-		return 1; /* a frame came in after the last round: no sleep */
 	for (uint16_t i = 0; i < rx->nb_ports; i++)
 		if (rx->hold[rx->ports[i]].n == 0 && rte_ring_count(rx->tx[rx->ports[i]]) != 0)
 			return 1;
@@ -228,8 +226,8 @@ static unsigned int sleep_timeout_us(const struct rxtx *rx, unsigned int sleeps)
 {
 	if (rx->nb_holding > 0) /* nothing tells us when a port has room */
 		return ESGW_RECENT_TIMEOUT_US;
-	/* A memif peer's eventfd wakes rxtx through the port watcher: two
-	 * wake-ups, slower than these polls while a flow lasts. */
+	/* A memif peer's eventfd wakes rxtx only after the peer's write, which
+	 * these polls beat while a flow lasts. */
 	if (!rx->watch_sockets_all && !rx->paused && esgw_dp_recent(&rx->dp))
 		return ESGW_RECENT_TIMEOUT_US;
 	if (rx->watch_all)
@@ -270,10 +268,8 @@ void rxtx_loop(struct rxtx *rx)
 		rxtx_port_watch_update(rx); /* memif eventfds only while unmasked */
 		if (sleeps < RXTX_DEEP_IDLE_AFTER)
 			sleeps = rx->watch_all ? RXTX_DEEP_IDLE_AFTER : sleeps + 1;
-		if (!rx->paused)
-			rxtx_port_watch_arm(rx); /* a frame on a port wakes us (port_watch.c) */
-		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx, sleep_timeout_us(rx, sleeps),
-			     tx_pending, rx);
+		/* A frame on a port wakes us too (port_watch.c). */
+		rxtx_port_watch_sleep(rx, sleep_timeout_us(rx, sleeps), tx_pending);
 		if (rx->memif_unmasked)
 			rxtx_memif_irq_mask(rx);
 		if (rx->dp.busy_poll)

@@ -53,7 +53,6 @@ int main(int argc, char **argv)
 
 	ESGW_INFO("stopping");
 	rxtx_tx_hold_release(&rx);
-	rxtx_port_watch_stop(&rx);
 	rxtx_punt_stop(&rx);
 	rxtx_ports_stop(&rx);
 	esgw_dp_ctl_close(&rx.dp);

@@ -10,7 +10,7 @@
  *
  * Now rxtx clears the flag on its memif Rx rings just before it sleeps and
  * sets it again when it wakes. While it sleeps, a frame from the peer writes
- * the eventfd, which the port watcher (port_watch.c) waits on with the other
+ * the eventfd, which the sleeping rxtx waits on (port_watch.c) with the other
  * ports' sockets; while it runs the peer writes nothing. The one extra round
  * rxtx makes after clearing the flag lets the driver's own receive function
  * empty the eventfd and take any frame that came before the peer saw the flag.

@@ -4,7 +4,6 @@
 #ifndef ESGW_RXTX_H
 #define ESGW_RXTX_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -78,22 +77,19 @@ struct rxtx {
 		bool down;       /* no peer connected at the last unmask */
 	} memif_irq[ESGW_MAX_PORTS];
 	bool memif_unmasked; /* since the last rxtx_memif_irq_mask */
-	/* port_watch.c: a thread that wakes the sleeping data thread when one
-	 * of those sockets, a memif ring's eventfd or a TAP becomes readable. */
+
+	/* port_watch.c: what the sleeping data thread waits on besides its
+	 * doorbell's FIFO: those sockets, memif rings' eventfds and the TAPs. */
 #define RXTX_WATCH_MAX (ESGW_MAX_PORTS * (RXTX_KDROP_FDS + 2))
-	pthread_t watch_thread;
-	pthread_mutex_t watch_lock; /* the set below, between the two threads */
 	int watch_fd[RXTX_WATCH_MAX];
 	uint8_t watch_kind[RXTX_WATCH_MAX]; /* RXTX_WATCH_SOCKET, _MEMIF or _TAP */
 	unsigned int watch_nfd;
-	unsigned int watch_gen;        /* changes with the set */
-	int watch_kick_fd;             /* eventfd: the set changed, or stop */
-	bool watch_running;
+	int watch_bell_fd;             /* the doorbell FIFO (-1: none, sleeps on the futex) */
+	bool watch_running;            /* sleeps in ppoll() on the FIFO and the set */
 	bool watch_all;                /* every port and TAP is watched: no timed poll needed */
 	bool watch_sockets_all;        /* every port by a kernel socket (af_packet) */
-	volatile uint32_t watch_armed; /* the data thread is about to sleep, or asleep */
 	volatile uint32_t tap_ready;   /* a TAP was readable: poll the TAPs now (punt.c) */
-	uint64_t port_wakeups;         /* sleeps the watcher ended (written by it only) */
+	uint64_t port_wakeups;         /* sleeps a port or TAP ended */
 	uint64_t memif_wakeups;        /* of those, by a memif ring's eventfd */
 	/* punt.c: frames the router punts to the host's stack (ring esgw.punt)
 	 * and, per dataplane port, the TAP interface that hands them over. */
@@ -131,14 +127,14 @@ void rxtx_memif_irq_find(struct rxtx *rx);
 unsigned int rxtx_memif_irq_unmask(struct rxtx *rx);
 void rxtx_memif_irq_mask(struct rxtx *rx);
 
-/* port_watch.c: wake the data thread when a port's kernel socket, a memif
- * ring's eventfd or a TAP becomes readable while it sleeps (the set updated
- * and armed before each sleep; ready: readable now). */
+/* port_watch.c: the data thread sleeps in ppoll() on its doorbell's FIFO and
+ * on every port's kernel socket, memif ring eventfd and TAP (the set updated
+ * before each sleep), so a frame on a port wakes it directly. */
 void rxtx_port_watch_start(struct rxtx *rx);
 void rxtx_port_watch_update(struct rxtx *rx);
-void rxtx_port_watch_arm(struct rxtx *rx);
-int rxtx_port_watch_ready(struct rxtx *rx);
-void rxtx_port_watch_stop(struct rxtx *rx);
+/* Sleep (esgw_dp_idle) until rung, a watched descriptor is readable (not
+ * while paused) or timeout_us passes. */
+void rxtx_port_watch_sleep(struct rxtx *rx, unsigned int timeout_us, int (*has_work)(void *arg));
 /* kernel_drops.c: drops in af_packet's kernel ring, which the driver hides. */
 void rxtx_kernel_drops_find(struct rxtx *rx);
 void rxtx_kernel_drops_poll(struct rxtx *rx);
