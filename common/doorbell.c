@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* Cross-process doorbells on hugepage memory: a shared (non-private) futex so
  * an idle dataplane process sleeps instead of spinning and wakes as soon as a
- * producer enqueues. */
+ * producer enqueues. A consumer that must wake for file descriptors of its own
+ * too (rxtx: its ports) sleeps in ppoll() instead, and its producers write
+ * into a FIFO where they would wake the futex (esgw_doorbell.fifo). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -77,9 +80,15 @@ static void wake_if_sleeping(struct esgw_doorbell *db)
 		if (db->fifo) {
 			int fd = bell_fifo();
 
-			/* EAGAIN: the FIFO is full of wake-ups already. */
-			if (fd >= 0 && write(fd, &one, 1) < 0 && errno != EAGAIN)
-				ESGW_WARN("doorbell FIFO: %s", strerror(errno));
+			static bool warned;
+
+			/* EAGAIN: the FIFO is full of wake-ups already. Said
+			 * once: this is the data path. */
+			if (fd >= 0 && write(fd, &one, 1) < 0 && errno != EAGAIN && !warned) {
+				warned = true;
+				ESGW_WARN("doorbell FIFO: %s: rxtx wakes only on its timer",
+					  strerror(errno));
+			}
 			return;
 		}
 		syscall(SYS_futex, &db->seq, FUTEX_WAKE, 1, NULL, NULL, 0);
