@@ -151,26 +151,6 @@ void esgw_doorbells_round(struct esgw_bells *b, unsigned int n, uint64_t now)
 		b->held_since = 0;
 }
 
-int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
-		       int (*has_work)(void *arg), void *arg)
-{
-	int slept = 0;
-
-	struct timespec ts = {.tv_sec = timeout_us / 1000000,
-			      .tv_nsec = (long)(timeout_us % 1000000) * 1000};
-	uint32_t seq = db->seq;
-
-	db->cpu = sched_getcpu();
-	db->sleeping = 1;
-	rte_smp_mb(); /* sleeping is visible before we look at the rings */
-	if (has_work == NULL || !has_work(arg)) {
-		syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
-		slept = 1;
-	}
-	db->sleeping = 0;
-	return slept;
-}
-
 int esgw_doorbell_fifo_create(void)
 {
 	char path[PATH_MAX];
@@ -192,12 +172,12 @@ int esgw_doorbell_fifo_create(void)
 	return fd;
 }
 
-int esgw_doorbell_wait_fds(struct esgw_doorbell *db, unsigned int timeout_us,
-			   int (*has_work)(void *arg), void *arg, struct pollfd *pfd,
-			   unsigned int n)
+int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
+		       int (*has_work)(void *arg), void *arg, struct pollfd *pfd, unsigned int n)
 {
 	struct timespec ts = {.tv_sec = timeout_us / 1000000,
 			      .tv_nsec = (long)(timeout_us % 1000000) * 1000};
+	uint32_t seq = db->seq;
 	char drain[256];
 	int slept = 0;
 
@@ -207,11 +187,14 @@ int esgw_doorbell_wait_fds(struct esgw_doorbell *db, unsigned int timeout_us,
 	db->sleeping = 1;
 	rte_smp_mb(); /* sleeping is visible before we look at the rings */
 	if (has_work == NULL || !has_work(arg)) {
-		ppoll(pfd, n, &ts, NULL);
+		if (n != 0)
+			ppoll(pfd, n, &ts, NULL);
+		else
+			syscall(SYS_futex, &db->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
 		slept = 1;
 	}
 	db->sleeping = 0;
-	if (pfd[0].revents != 0)
+	if (n != 0 && pfd[0].revents != 0) /* the FIFO woke us: empty it */
 		while (read(pfd[0].fd, drain, sizeof(drain)) == (ssize_t)sizeof(drain))
 			;
 	return slept;

@@ -137,7 +137,7 @@ static inline int esgw_dp_recent(const struct esgw_dp *dp)
  * short sleeps of a flow with a 1 us timer slack, so they end on time. */
 void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		  int (*has_work)(void *arg), void *arg);
-/* The same in ppoll() on pfd[0..n) (esgw_doorbell_wait_fds: pfd[0] the
+/* The same in ppoll() on pfd[0..n) (esgw_doorbell_wait: pfd[0] the
  * doorbell FIFO, db->fifo set) for a process that also waits on descriptors
  * of its own. */
 void esgw_dp_idle_fds(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,

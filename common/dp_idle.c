@@ -47,8 +47,6 @@ void esgw_dp_idle(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int tim
 void esgw_dp_idle_fds(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int timeout_us,
 		      int (*has_work)(void *arg), void *arg, struct pollfd *pfd, unsigned int n)
 {
-	int slept;
-
 	esgw_doorbells_ring(&dp->bells); /* owed by anything outside a round */
 	esgw_dp_ctl_poll(dp);
 	esgw_doorbells_ring(&dp->bells);
@@ -60,9 +58,6 @@ void esgw_dp_idle_fds(struct esgw_dp *dp, struct esgw_doorbell *db, unsigned int
 	dp->db = db;
 	dp->idle_has_work = has_work;
 	dp->idle_arg = arg;
-	if (n != 0)
-		slept = esgw_doorbell_wait_fds(db, timeout_us, idle_has_work, dp, pfd, n);
-	else
-		slept = esgw_doorbell_wait(db, timeout_us, idle_has_work, dp);
-	dp->cycles.sleeps += (uint64_t)slept;
+	dp->cycles.sleeps +=
+		(uint64_t)esgw_doorbell_wait(db, timeout_us, idle_has_work, dp, pfd, n);
 }

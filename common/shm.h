@@ -391,20 +391,16 @@ void esgw_doorbells_ring(struct esgw_bells *b);
 void esgw_doorbells_round(struct esgw_bells *b, unsigned int n, uint64_t now);
 /* Consumer side: sleep until rung or timeout_us passes. has_work is called after
  * announcing the sleep; if it returns non-zero the wait is skipped. Returns
- * whether it waited. */
+ * whether it waited. n == 0: on the futex; else (db->fifo set) in ppoll() on
+ * pfd[0..n), where pfd[0] is the FIFO (emptied here when it woke us) and the
+ * caller reads the other entries' revents. */
 int esgw_doorbell_wait(struct esgw_doorbell *db, unsigned int timeout_us,
-		       int (*has_work)(void *arg), void *arg);
+		       int (*has_work)(void *arg), void *arg, struct pollfd *pfd, unsigned int n);
 
 /* The FIFO doorbell (esgw_doorbell.fifo), in DPDK's runtime directory. */
 #define ESGW_BELL_FIFO "esgw.bell"
 /* Consumer side: create (or reuse) the FIFO and open it; returns its file
  * descriptor, or -1 with a message logged. The caller then sets db->fifo. */
 int esgw_doorbell_fifo_create(void);
-/* Consumer side, with db->fifo set: sleep as esgw_doorbell_wait, in ppoll() on
- * pfd[0..n), where pfd[0] is the FIFO (emptied here when it woke us); the
- * caller reads the other entries' revents. */
-int esgw_doorbell_wait_fds(struct esgw_doorbell *db, unsigned int timeout_us,
-			   int (*has_work)(void *arg), void *arg, struct pollfd *pfd,
-			   unsigned int n);
 
 #endif

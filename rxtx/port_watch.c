@@ -36,7 +36,6 @@ void rxtx_port_watch_start(struct rxtx *rx)
 		return;
 	}
 	rx->dp.shared->db_rxtx.fifo = 1; /* before any producer attaches */
-	rx->watch_running = true;
 }
 
 /* The set as it is now; returns whether every port and TAP is in it, and
@@ -81,7 +80,7 @@ void rxtx_port_watch_update(struct rxtx *rx)
 {
 	bool sockets, all;
 
-	if (!rx->watch_running) {
+	if (rx->watch_bell_fd < 0) {
 		rx->watch_all = rx->watch_sockets_all = false;
 		return;
 	}
@@ -96,7 +95,7 @@ void rxtx_port_watch_sleep(struct rxtx *rx, unsigned int timeout_us, int (*has_w
 	unsigned int n = 0;
 	bool port = false, memif = false;
 
-	if (!rx->watch_running) {
+	if (rx->watch_bell_fd < 0) {
 		esgw_dp_idle(&rx->dp, &rx->dp.shared->db_rxtx, timeout_us, has_work, rx);
 		return;
 	}

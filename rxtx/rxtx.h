@@ -84,8 +84,8 @@ struct rxtx {
 	int watch_fd[RXTX_WATCH_MAX];
 	uint8_t watch_kind[RXTX_WATCH_MAX]; /* RXTX_WATCH_SOCKET, _MEMIF or _TAP */
 	unsigned int watch_nfd;
-	int watch_bell_fd;             /* the doorbell FIFO (-1: none, sleeps on the futex) */
-	bool watch_running;            /* sleeps in ppoll() on the FIFO and the set */
+	/* The doorbell FIFO: sleeps in ppoll() on it and the set (-1: on the futex). */
+	int watch_bell_fd;
 	bool watch_all;                /* every port and TAP is watched: no timed poll needed */
 	bool watch_sockets_all;        /* every port by a kernel socket (af_packet) */
 	volatile uint32_t tap_ready;   /* a TAP was readable: poll the TAPs now (punt.c) */
